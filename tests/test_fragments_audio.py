@@ -28,6 +28,7 @@ from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments import Interval
 from pdi.fragments.audio import evaluate_audio
 from pdi.identifier import PDI
+from support.ogg import ogg_crc
 
 
 def pcm_wav(frames: int, rate: int, channels: int = 1, width: int = 2) -> bytes:
@@ -342,15 +343,6 @@ def test_a_flac_cut_short_says_which_frames_it_cannot_decode() -> None:
     assert frames_of(early.data)[1] == signal[rate:2 * rate].astype("<i2").tobytes()
 
 
-def _ogg_crc(page: bytes) -> int:
-    """An Ogg page's checksum (RFC 3533 §6: CRC-32, generator 0x04C11DB7, initial value 0, not reflected)."""
-    crc = 0
-    for octet in page:
-        crc ^= octet << 24
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
-    return crc
-
 
 def test_an_ogg_claiming_more_than_it_holds_does_not_last_as_long_as_the_time_asked() -> None:
     """Found by an attack (2026-11-27): an Ogg Vorbis of 1 s whose last page's granule position (RFC 3533 §6, the
@@ -365,7 +357,7 @@ def test_an_ogg_claiming_more_than_it_holds_does_not_last_as_long_as_the_time_as
     page = bytearray(data[last:])
     page[6:14] = struct.pack("<q", 10**6)
     page[22:26] = bytes(4)
-    page[22:26] = struct.pack("<I", _ogg_crc(page))
+    page[22:26] = struct.pack("<I", ogg_crc(page))
     lying = data[:last] + bytes(page)
     with soundfile.SoundFile(io.BytesIO(lying)) as recording:
         assert recording.frames == 10**6  # libsndfile believes the claim

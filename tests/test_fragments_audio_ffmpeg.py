@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from pdi.errors import UnsupportedError
 from pdi.fragments.audio import evaluate_audio
+from support.ogg import ogg_crc
 
 
 def ffmpeg_write(path: Path, samples: np.ndarray, rate: int, codec: str, container: str, *extra: str) -> bytes:
@@ -295,15 +296,6 @@ def test_a_flac_whose_streaminfo_says_fewer_samples_than_its_frames_is_as_long_a
     assert np.array_equal(wav_samples(result.data)[0], decoded[8000:12_345])
 
 
-def _ogg_crc(page: bytes) -> int:
-    """An Ogg page's checksum (RFC 3533 §6: CRC-32, generator 0x04C11DB7, initial value 0, not reflected)."""
-    crc = 0
-    for octet in page:
-        crc ^= octet << 24
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
-    return crc
-
 
 @pytest.mark.parametrize("kind", ["mp3", "vorbis", "opus", "opus-gain-preskip"])
 def test_a_lossy_recording_begins_and_ends_where_its_format_says_as_ffmpeg_reads_it(tmp_path: Path, kind: str) -> None:
@@ -323,7 +315,7 @@ def test_a_lossy_recording_begins_and_ends_where_its_format_says_as_ffmpeg_reads
         size = 27 + data[26] + sum(data[27:27 + data[26]])
         page = bytearray(data[:size])
         page[22:26] = bytes(4)
-        data[22:26] = struct.pack("<I", _ogg_crc(bytes(page)))
+        data[22:26] = struct.pack("<I", ogg_crc(bytes(page)))
         path.write_bytes(data)
     decoded = ffmpeg_decode(path, 1)
     assert abs(len(decoded) - round(1.37 * rate) + (1000 if kind == "opus-gain-preskip" else 0)) <= 1
