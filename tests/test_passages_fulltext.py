@@ -12,6 +12,7 @@ import itertools
 import re
 import unicodedata
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -311,6 +312,33 @@ def test_each_phrase_of_a_query_says_where_it_starts(text: str) -> None:
         typed = re.match(r"[^\s\"]+", text[at:])
         assert typed is not None
         assert without_optional_marks(text[at : at + len(typed.group())]).startswith(phrase[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["dog", "Dog", "DOG", "école", "École", "ÉCOLE", "straße", "dogs", "北京"]),
+                          st.sampled_from([" ", '"', "-"])), max_size=12),
+       st.lists(st.booleans(), min_size=80, max_size=80))
+@example([("dog", " "), ("Dog", " ")], [False] * 80)  # was two phrases, where "dog dog" was one
+def test_a_query_reads_alike_in_any_case(words: list[tuple[str, str]], swaps: list[bool]) -> None:
+    """A query's phrases do not depend on letter case: the same query with any letters' case swapped reads as the
+    same phrases at the same places, case aside (a phrase written twice in two cases is one phrase, as it is
+    written twice in one case); and words written otherwise (``dog dogs``) stay two."""
+    text = "".join(w + s for w, s in words)
+    recased = "".join(c.swapcase() if swaps[i % len(swaps)] and len(c.swapcase()) == 1 else c
+                      for i, c in enumerate(text))
+    assert len(recased) == len(text)
+    try:
+        query = parse_query(text)
+    except ParseError:
+        with pytest.raises(ParseError):
+            parse_query(recased)
+        return
+    other = parse_query(recased)
+    assert [tuple(w.lower() for w in p) for p in query.phrases] == [tuple(w.lower() for w in p) for p in other.phrases]
+    assert query.offsets == other.offsets
+    lowered = [tuple(w.lower() for w in p) for p in query.phrases]
+    assert len(set(lowered)) == len(lowered)
+    assert [tuple(w.lower() for w in p) for p in parse_query(text.lower()).phrases] == lowered
 
 
 def test_each_bound_of_a_query_names_the_word_that_passes_it() -> None:

@@ -57,6 +57,7 @@ import functools
 import itertools
 import re
 import struct
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -376,9 +377,12 @@ def parse_query(text: str) -> Query:
         raise LimitError(f"a search query may have at most {MAX_QUERY_INDEXED} words as the index reads them (each"
                          f" Chinese, Japanese or Thai character one), not {indexed}: the word at character {at}"
                          " passes the bound")
-    first = {phrase: at for phrase, at in reversed(list(zip(phrases, offsets, strict=True)))}
-    unique = tuple(dict.fromkeys(phrases))
-    return Query(unique, text, tuple(first[phrase] for phrase in unique))
+    # a phrase written twice is asked once, as first written, in whatever case (both engines fold it): ``dog Dog``
+    # was two phrases, named by the shortest match, where ``dog dog`` was one, named by its first
+    first: dict[tuple[str, ...], tuple[tuple[str, ...], int]] = {}
+    for phrase, at in zip(phrases, offsets, strict=True):
+        first.setdefault(tuple(unicodedata.normalize("NFC", w).lower() for w in phrase), (phrase, at))
+    return Query(tuple(p for p, _ in first.values()), text, tuple(at for _, at in first.values()))
 
 
 def fts5_expression(phrases: Sequence[Sequence[str]]) -> str:
