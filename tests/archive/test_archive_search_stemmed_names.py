@@ -1,4 +1,5 @@
-"""A phrase found in words written otherwise (``cats dogs`` for ``"cat dog"``) is named by its own match, on both stores.
+"""A phrase found in words written otherwise (``cats dogs`` for ``"cat dog"``) is named by its own first match, on both
+stores.
 
 PostgreSQL's ``ts_headline`` marks every word of the query wherever it stands, and a run of marked words written
 otherwise was taken for the phrase whatever word stood where (``dogs cats`` for ``"cat dog"``); a match written as
@@ -23,6 +24,13 @@ S = "oma.eop.gov.us"
     ("café carpenter; cafe\u0301 carpenter", '"cafe\u0301 carpenter"', "café carpenter"),
     ("cafe\u0301 and the carpenter; café and the carpenter", '"café and the carpenter"', "cafe\u0301 and the carpenter"),
     ("dogs cats sea, cats dogs", '"cat dog" sea', "sea, cats dogs"),
+    # SQLite named the later match where two overlap, one written as the query is (both engines' FTS5 mark is one)
+    ("cats cat cat ", '"cat cat"', "cats cat"),
+    ("cat cats cats", '"cats cats"', "cat cats"),
+    # a word written twice in two cases was two words, named by the shortest match, where in one case it was one
+    ("dogs dog ", "Dog dog", "dogs"),
+    ("dogs dog ", "dog DOG", "dogs"),
+    ("dogs dog ", '"Dog" "dog" dog', "dogs"),
 ])
 def test_a_phrase_written_otherwise_is_named_by_its_own_match(
     archive: Archive, text: str, query: str, found: str

@@ -85,6 +85,22 @@ FTS5_TOKENIZER: Final = ("porter unicode61 remove_diacritics 2 categories 'L* N*
                                              *range(0xE0100, 0xE01F0)])) + "'")
 
 
+def _fts5_reads(words: Sequence[str]) -> list[str]:
+    """What :data:`FTS5_TOKENIZER` reads of each of ``words``: its terms, in order, one space between (``cat`` for
+    ``Cats``), asked of an FTS5 table and its ``fts5vocab`` in a database of its own, in memory."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS5_TOKENIZER.replace(chr(39), chr(39) * 2)}')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        db.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(words, 1))
+        terms: dict[int, list[str]] = {}
+        for doc, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+            terms.setdefault(int(doc), []).append(str(term))
+        return [" ".join(terms.get(i, ())) for i in range(1, len(words) + 1)]
+    finally:
+        db.close()
+
+
 class _ThreadsOwn:
     """Held in a thread's own data beside its connection: when the thread ends it goes, and the connection is
     closed (:func:`_close_owned`)."""
@@ -702,6 +718,24 @@ class SQLiteStore(SQLStore):
             raise
         finally:
             self._conn.set_progress_handler(None, 0)
+
+    def _stems(self, marked: str, phrases: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+        """What FTS5's tokenizer (:data:`FTS5_TOKENIZER`: Porter's stems of words folded to lower case without
+        diacritics) reads of each word of a mark holding more words than the longest phrase and of each word of
+        the query's phrases, keyed by :func:`pdi.passages.hits.stem_key`: such a mark is overlapping matches made
+        one (``cats cat cat`` for ``"cat cat"``), and only the words' stems tell where each match starts. Read by a
+        table of the tokenizer's own in a database in memory (the catalog is not written, and may be read-only)."""
+        from pdi.passages.hits import _word_spans, index_words, stem_key
+        from pdi.passages.hits import marked as marks_of
+
+        longest = max((len(index_words(phrase)) for phrase in phrases), default=0)
+        text, marks = marks_of(marked, phrases=False)
+        wide = [spans for a, b in marks if len(spans := _word_spans(text, a, b)) > longest]
+        if not wide:
+            return ()
+        asked = sorted({stem_key(text[s:e]) for spans in wide for s, e in spans}
+                       | {stem_key(w) for p in phrases for w in index_words(p)})
+        return tuple(zip(asked, _fts5_reads(asked), strict=True))
 
     def _highlight(self, passage: int, phrases: Sequence[Sequence[str]]) -> str | None:
         from pdi.passages.fulltext import MARK_END, MARK_START, fts5_expression

@@ -51,6 +51,8 @@ def marked(
     but one of more words than the longest phrase, where FTS5 made overlapping matches one (``我我`` in
     ``我我我``), which is cut into the matches that spell it, left to right; with ``overlapping``, into every match
     that spells it, overlapping ones too (``我我`` twice in ``我我我``: the stretches a shortest window is made of).
+    With ``stems`` (SQLite: what FTS5's tokenizer reads of such a mark's words), a word spells a phrase's word where
+    the two are read alike, written so or not: ``cats cat`` is the first match of ``"cat cat"`` in ``cats cat cat``.
 
     ``spelled`` with ``phrases``: the words of each phrase as the index reads them (:func:`index_words`). PostgreSQL marks every
     word of the query wherever it stands, in a phrase's match or not, so ``门`` in ``大门天安门`` is marked before
@@ -58,7 +60,8 @@ def marked(
     character, any other word as the engine found it), each such spelling is a stretch, and a marked word
     spelling none is left out (:func:`_spellings`); where none does, the marks are joined as above. With ``stems``
     (what the index reads of each word: :attr:`pdi.archive.store.SearchRow.stems`), a marked word written otherwise
-    spells a phrase's word only where the index reads the two alike.
+    spells a phrase's word only where the index reads the two alike. With ``overlapping``, every spelling, overlapping
+    ones too (``cat cat`` twice in ``cat  cat cat``: the stretches a shortest window is made of).
     """
     plain: list[str] = []
     marks: list[tuple[int, int]] = []
@@ -81,13 +84,13 @@ def marked(
     # which PostgreSQL marks with their word
     marks = [(a, _after_marks(text, b)) for a, b in marks]
     if spelled and phrases:
-        found = _spellings(text, marks, spelled, every=True, stems=stems)
+        found = _spellings(text, marks, spelled, every=True, overlapping=overlapping, stems=stems)
         if found:
             return text, tuple(found)
     elif spelled:  # marks of whole matches (FTS5's), overlapping ones made one: "我我" in "我我我" is one mark
         longest = max(len(p) for p in spelled)
         marks = [m for a, b in marks for m in (
-            (_spellings(text, [(a, b)], spelled, overlapping=overlapping) or [(a, b)])
+            (_spellings(text, [(a, b)], spelled, overlapping=overlapping, stems=stems) or [(a, b)])
             if len(_word_spans(text, a, b)) > longest else [(a, b)])]
         return text, tuple(marks)
     joined: list[tuple[int, int]] = []
@@ -201,7 +204,10 @@ def _spellings(
         # all spelled its every word: ``cat`` cut the ``café`` left over in ``café café café`` (found by hypothesis)
         # a mark of more words than one match is overlapping matches of a phrase of several words: a word alone
         # written otherwise would spell any word (``dog`` cut a stray ``cats`` out of ``cats cats cats``)
-        found = [w for phrase in spelled if phrase for w in windows(phrase, exact=True)]
+        # with ``stems`` (what FTS5's tokenizer reads of each word), a word spells a phrase's word where the two are
+        # read alike, written so or not: the first match is the mark's, ``cats cat`` in ``cats cat cat`` for
+        # ``"cat cat"``, not the ``cat cat`` after it written as the query is
+        found = [w for phrase in spelled if phrase for w in windows(phrase, exact=stems is None)]
         if not found:
             found = [w for phrase in spelled if len(phrase) > 1 for w in windows(phrase, exact=False)]
     if overlapping:
