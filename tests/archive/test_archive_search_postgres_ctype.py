@@ -68,3 +68,57 @@ def test_pdi_init_says_on_stderr_when_the_database_folds_only_ascii(pg_cluster: 
             assert line.startswith("pdi: warning: the database's LC_CTYPE is C: its full-text search folds only ASCII"
                                    " letters to lower case, so pdi search école does not find École;"), line
             assert "--lc-ctype C.UTF-8" in line and "pdi restore DEST --to" in line, line
+
+
+def test_a_search_finding_nothing_says_why_where_the_database_folds_only_ascii(pg_cluster: TemporaryCluster) -> None:
+    """A first page finding nothing, asked a word with letters beyond ASCII that have a case, on a database whose
+    ``LC_CTYPE`` is ``C``: its note says the database folds only ASCII letters and what to do (docs/how-to/postgresql.md:
+    a database made with a UTF-8 ``LC_CTYPE``), in ``SearchResults.note``, ``pdi search``'s standard error and
+    ``--json``, ``/api/search``'s ``note`` and the ``/search`` page (found following that guide, 2026-12-01: ``pdi
+    search école`` printed only that no passage held the words). No note where the word was found, where the query's
+    letters beyond ASCII have no case (``北京``), for a word of ASCII letters alone, nor on a database made as the
+    guide says."""
+    import json
+
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from pdi.cli import cli
+    from pdi.server import create_app
+
+    runner = CliRunner()
+    for ctype, told in (("C", True), ("C.UTF-8", False)):
+        url = _database(pg_cluster, ctype)
+        with Archive.init(url) as archive:
+            archive.add_series(S)
+            archive.add(S, TEXT.encode(), format="text")
+            école = archive.search("école")
+            assert (école.hits == ()) == told and (école.note is not None) == told, (ctype, école.note)
+            missed = archive.search("zürich")  # in no passage: said on either, the note only where folding fails
+            assert missed.hits == () and (missed.note is not None) == told, (ctype, missed.note)
+            assert école.note == missed.note
+            for quiet in ("École", "北京", "ecole", "carpenter walrus"):
+                assert archive.search(quiet).note is None, (ctype, quiet)
+            if told:
+                assert missed.note is not None
+                assert "LC_CTYPE C" in missed.note and "folds only ASCII letters" in missed.note, missed.note
+                assert "--lc-ctype C.UTF-8" in missed.note and "pdi restore DEST --to" in missed.note, missed.note
+            note = missed.note
+
+            result = runner.invoke(cli, ["search", "zürich", "--archive", url])
+            assert result.exit_code == 0 and result.stdout == "", result.output
+            lines = result.stderr.splitlines()
+            assert lines[0].startswith("note: no passage holds every one of these words"), lines
+            assert lines[1:] == ([f"note: {note}"] if told else []), lines
+            as_json = json.loads(runner.invoke(cli, ["search", "--json", "zürich", "--archive", url]).stdout)
+            assert as_json["hits"] == [] and as_json["note"] == note
+
+            client = TestClient(create_app(url, archive=archive))
+            answer = client.get("/api/search", params={"q": "zürich"})
+            assert answer.status_code == 200 and answer.json()["note"] == note
+            assert client.get("/api/search", params={"q": "École"}).json()["note"] is None
+            shown = client.get("/search", params={"q": "zürich"})
+            assert shown.status_code == 200
+            assert ('id="search-note"' in shown.text) == told
+            if told:
+                assert "folds only ASCII letters to lower case" in shown.text and "C.UTF-8" in shown.text

@@ -45,6 +45,15 @@ MAX_SEARCH_LIMIT = 200
 #: took 5 s, and two Chinese characters a minute, before the window was found in linear time: an attack,
 #: 2026-11-27). A page of 200 hits of the most common words is about 2 s on a loaded machine.
 SEARCH_SECONDS = 20.0
+#: :attr:`SearchResults.note` of a first page that found nothing on a PostgreSQL database whose full-text search folds
+#: only ASCII letters to lower case (its ``LC_CTYPE``, ``{ctype}``, is ``C``), asked a word of other letters with a
+#: case: there ``école`` does not find ``École``, and nothing else said why (docs/how-to/postgresql.md).
+ASCII_CASE_NOTE = (
+    "this archive's PostgreSQL database (LC_CTYPE {ctype}) folds only ASCII letters to lower case, so a word of other"
+    " letters is found only as its case is written (école does not find École): write it as the text does, or move"
+    " the archive to a database made with a UTF-8 LC_CTYPE (createdb --template template0 --lc-ctype C.UTF-8;"
+    " pdi backup DEST, then pdi restore DEST --to its URL: pdi docs how-to/postgresql)"
+)
 #: How many listed names' tombstones :meth:`Listing.iter_ls_withdrawn` asks for at once (one indexed read of them).
 _TOMBSTONE_PAGE = 1000
 
@@ -186,7 +195,11 @@ class Listing(ArchiveBase):
             if following is not None or len(rows) < want:
                 break
         pending = self.store.pending_index(name, self._search_access())
-        return SearchResults(parsed, tuple(hits), following, pending)
+        note = None
+        if not hits and not skip and any(ch > "\x7f" and ch.lower() != ch.upper() for ch in parsed.text):
+            ctype, folds = self.store.folds_case_beyond_ascii()
+            note = None if folds else ASCII_CASE_NOTE.format(ctype=ctype)
+        return SearchResults(parsed, tuple(hits), following, pending, note)
 
     @staticmethod
     def _hit(

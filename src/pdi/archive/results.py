@@ -281,6 +281,10 @@ class SearchResults:
     next: str | None
     #: Names the reader may search whose text is not indexed yet (queued for the indexer: ``pdi index``).
     pending: int = 0
+    #: Why a first page found nothing, where the archive can tell more than that no passage holds the words: a
+    #: PostgreSQL database folding only ASCII letters to lower case, asked a word of other letters with a case
+    #: (:data:`pdi.archive.listing.ASCII_CASE_NOTE`); else ``None``.
+    note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ reading made, and keeps a first parse of SGML that has none, one at a time. ``pd
 drains the indexer's queue: the text of large deposits, left to a background
 worker (:mod:`pdi.archive.search`); ``pdi search`` says on standard error how
 many names' text is still pending (``--json``: ``pending``), and that no passage holds the words when none
-does (standard output then empty, exit 0).
+does (standard output then empty, exit 0), and why where it can tell (``--json``: ``note``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
         results = opened.search(" ".join(words), series=series, limit=limit, after=after)
     if as_json:
         click.echo(json.dumps({"query": str(results.query), "hits": [h.to_json() for h in results.hits],
-                               "next": results.next, "pending": results.pending}))
+                               "next": results.next, "pending": results.pending, "note": results.note}))
         return
     for hit in results.hits:
         shown, at = [], 0
@@ -61,6 +61,8 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
     if not results.hits and after is None:  # on standard error: a script reads no hit from an empty output
         click.echo("note: no passage holds every one of these words: try fewer words, other spellings,"
                    " or a phrase's words without its quotes", err=True)
+        if results.note:  # why, where the archive can tell: a database folding only ASCII letters
+            click.echo(f"note: {results.note}", err=True)
     if results.next is not None:
         click.echo(f"next page: --after {results.next}")
     if results.pending:

@@ -291,6 +291,12 @@ class SearchIndexPart(CatalogBase):
         return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), None if r[5] is None else str(r[5]))
                 for r in rows]
 
+    def folds_case_beyond_ascii(self) -> tuple[str, bool]:
+        """What decides how the index folds letters to lower case, and whether it folds those beyond ASCII
+        (``École`` found by ``école``): SQLite's FTS5 folds every letter; a PostgreSQL database whose ``LC_CTYPE`` is
+        ``C``, only ASCII ones."""
+        return "", True
+
     def unsearchable(self, phrases: Sequence[Sequence[str]]) -> list[int]:
         """Which of ``phrases`` (their indexes) the index reads no word of, so that its engine passes them over: none
         here (SQLite's FTS5 keeps every word); PostgreSQL's English stop words (``the``, ``and``)."""

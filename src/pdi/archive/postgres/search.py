@@ -75,6 +75,13 @@ class PostgresSearch(PostgresTransactions):
                                ("ÉCOLE МОСКВА", "école москва"))
         return str(rows[0][0]), bool(rows[0][1])
 
+    def folds_case_beyond_ascii(self) -> tuple[str, bool]:
+        """:meth:`case_folding`, asked once: a database's character type is fixed when it is made."""
+        known: tuple[str, bool] | None = getattr(self, "_case_folding", None)
+        if known is None:
+            known = self._case_folding = self.case_folding()
+        return known
+
     # --- the full-text index ---------------------------------------------------------
     def _index_source(self, sha256: str, media_type: str, charset: str | None, passages: Any) -> None:
         # a small text's few passages: the source and its passages in one statement sent with the next one

@@ -153,7 +153,8 @@ class SearchPages(ArchiveHandlers):
 
     async def api(self, request: Request) -> Response:
         """JSON: ``query`` (as read), ``hits`` (:meth:`SearchHit.to_json` and the viewer's ``view`` URL), ``next``,
-        and ``pending`` (names whose text the indexer has yet to read)."""
+        ``pending`` (names whose text the indexer has yet to read), and ``note`` (why nothing was found, where the archive
+        can tell: :attr:`SearchResults.note`; else ``null``)."""
         if "q" not in single_values(request):
             raise ParseError("give the words to search for as q=", rule="q")
 
@@ -163,6 +164,7 @@ class SearchPages(ArchiveHandlers):
                 "hits": [{**hit.to_json(), "view": view_url(hit)} for hit in results.hits],
                 "next": _next_url("/api/search", request, results),
                 "pending": results.pending,
+                "note": results.note,
             })
 
         return await self._search(request, render)
@@ -207,6 +209,8 @@ class SearchPages(ArchiveHandlers):
             found = f'<ol class="hits"{start} aria-label="Results">{items}</ol>'
         else:
             found = "<p>No passage holds all these words." + (_next_steps(query, series) if first else " (No more results.)") + "</p>"
+            if results.note:
+                found += f'<p class="pending" role="note" id="search-note">{esc(results.note[0].upper() + results.note[1:])}.</p>'
         following = _next_url("/search", request, results)
         links = [] if first else [f'<a href="{esc(_first_url(request))}" rel="first">« First results</a>']
         links += [f'<a href="{esc(following)}" rel="next">Next results</a>'] if following else []
