@@ -512,6 +512,7 @@ class SearchRow:
     whole: bool = False
     #: Each word the engine marked and each word of the query's phrases (:func:`pdi.passages.hits.stem_key`) with
     #: what the engine's index reads of it (PostgreSQL: its lexemes, ``walrus`` for ``Walruses``), so that a run of
-    #: marked words spells a phrase only where each word is read as the phrase's word is; none (SQLite's FTS5 marks
-    #: each match whole).
+    #: marked words spells a phrase only where each word is read as the phrase's word is. SQLite's FTS5 marks each
+    #: match whole: only where it made overlapping matches one mark (``cats cat cat`` for ``"cat cat"``), Porter's
+    #: stems of that mark's words, which tell where each match starts; else none.
     stems: tuple[tuple[str, str], ...] = ()

@@ -350,8 +350,8 @@ class SearchIndexPart(CatalogBase):
         return rows
 
     def _stems(self, marked: str, phrases: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...]:
-        """:attr:`SearchRow.stems` of a passage the engine ``marked`` for ``phrases``: none here (SQLite's FTS5 marks
-        each match of a phrase whole)."""
+        """:attr:`SearchRow.stems` of a passage the engine ``marked`` for ``phrases``: none here (each store that
+        needs them says how its index reads words)."""
         return ()
 
     def search_sources(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
