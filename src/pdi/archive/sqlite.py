@@ -725,12 +725,12 @@ class SQLiteStore(SQLStore):
         the query's phrases, keyed by :func:`pdi.passages.hits.stem_key`: such a mark is overlapping matches made
         one (``cats cat cat`` for ``"cat cat"``), and only the words' stems tell where each match starts. Read by a
         table of the tokenizer's own in a database in memory (the catalog is not written, and may be read-only)."""
-        from pdi.passages.hits import _word_spans, index_words, stem_key
+        from pdi.passages.hits import index_words, stem_key, word_spans
         from pdi.passages.hits import marked as marks_of
 
         longest = max((len(index_words(phrase)) for phrase in phrases), default=0)
         text, marks = marks_of(marked, phrases=False)
-        wide = [spans for a, b in marks if len(spans := _word_spans(text, a, b)) > longest]
+        wide = [spans for a, b in marks if len(spans := word_spans(text, a, b)) > longest]
         if not wide:
             return ()
         asked = sorted({stem_key(text[s:e]) for spans in wide for s, e in spans}

@@ -519,7 +519,7 @@ _ASCII_WORD: Final = re.compile("[0-9A-Za-z]+")
 def _tail_end(text: str) -> int:
     """Where the :attr:`Passage.tail` taken from the start of ``text`` (the next passage's) ends: after its first
     words, at most :data:`TAIL_WORDS` of them as a query reads them (:func:`words_of`) and :data:`TAIL_INDEXED` as the
-    index reads them (:func:`_word_spans`: each character of :data:`UNSPACED` one), within :data:`TAIL_CHARS`
+    index reads them (:func:`word_spans`: each character of :data:`UNSPACED` one), within :data:`TAIL_CHARS`
     characters; always between two words as the index reads them, never inside one (a part of a word would be
     another word to the engines); 0 for none."""
     limit = min(len(text), TAIL_CHARS)

@@ -24,7 +24,7 @@ from pdi.passages.fulltext import (
     words_of,
 )
 
-__all__ = ["index_words", "joint", "marked", "smallest_window", "snippet", "stem_key"]
+__all__ = ["index_words", "joint", "marked", "smallest_window", "snippet", "stem_key", "word_spans"]
 def stem_key(word: str) -> str:
     """``word`` as it is looked up in what an engine's index reads of a word (:attr:`pdi.archive.store.SearchRow.stems`)
     and compared with a phrase's word as written: case folded, in Unicode's NFC (``café`` is one word however
@@ -91,7 +91,7 @@ def marked(
         longest = max(len(p) for p in spelled)
         marks = [m for a, b in marks for m in (
             (_spellings(text, [(a, b)], spelled, overlapping=overlapping, stems=stems) or [(a, b)])
-            if len(_word_spans(text, a, b)) > longest else [(a, b)])]
+            if len(word_spans(text, a, b)) > longest else [(a, b)])]
         return text, tuple(marks)
     joined: list[tuple[int, int]] = []
     count = 0  # the words in the last stretch
@@ -120,7 +120,7 @@ def index_words(phrase: Sequence[str]) -> list[str]:
     return [w for word in phrase for w in words_of(spaced(word))]
 
 
-def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Where the words of ``text[start:end]`` stand, as the index reads them (``words_of(spaced(…))``: each
     character of :data:`UNSPACED` a word, with the marks after it)."""
     spans: list[tuple[int, int]] = []
@@ -164,15 +164,15 @@ def _spellings(
     words: list[tuple[int, int, int]] = []  # start, end, and which run of marks without a word between
     marked: set[int] = set()  # with every: where each marked word starts
     if every:
-        marked = {s for a, b in marks for s, _ in _word_spans(text, a, b)}
-        words = [(s, e, 0) for s, e in _word_spans(text, 0, len(text))]
+        marked = {s for a, b in marks for s, _ in word_spans(text, a, b)}
+        words = [(s, e, 0) for s, e in word_spans(text, 0, len(text))]
     else:
         run = 0
         last: int | None = None
         for a, b in marks:
             if last is not None and _has_word(text[last:a]):
                 run += 1
-            words += [(s, e, run) for s, e in _word_spans(text, a, b)]
+            words += [(s, e, run) for s, e in word_spans(text, a, b)]
             last = b
 
     def spells(s: int, e: int, want: str, exact: bool) -> bool:
