@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 import tempfile
 import unicodedata
-from itertools import product
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
 from pdi.errors import LimitError, ParseError
+from support.search_reference import matches_of, shortest_hit
 
 S = "oma.eop.gov.us"
 
@@ -61,25 +61,8 @@ def reference_query(query: str) -> list[tuple[str, ...]] | None:
     return list(dict.fromkeys(phrases)) or None  # a phrase written twice asks nothing more
 
 
-def matches_of(doc: list[tuple[str, int, int]], phrase: tuple[str, ...]) -> list[tuple[int, int]]:
-    n = len(phrase)
-    return [(doc[i][1], doc[i + n - 1][2]) for i in range(len(doc) - n + 1)
-            if tuple(w for w, _, _ in doc[i:i + n]) == phrase]
-
-
 def reference_hit(text: str, phrases: list[tuple[str, ...]]) -> tuple[int, int] | None:
-    doc = tokens(text)
-    groups = [matches_of(doc, p) for p in phrases]
-    if any(not g for g in groups):
-        return None
-    if len(groups) == 1:
-        return groups[0][0]
-    best: tuple[int, int] | None = None
-    for choice in product(*groups):
-        window = (min(a for a, _ in choice), max(b for _, b in choice))
-        if best is None or (window[1] - window[0], window[0]) < (best[1] - best[0], best[0]):
-            best = window
-    return best
+    return shortest_hit(tokens(text), phrases)
 
 
 def _doc() -> st.SearchStrategy[str]:
