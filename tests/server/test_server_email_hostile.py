@@ -278,7 +278,7 @@ def test_many_overlapping_ranges_of_a_large_parts_octets_are_one_range_decoded_o
         archive.add_series(S)
         name = str(archive.add(S, data, format="rfc822"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
-    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._LocatedParts())
+    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._Kept(256))
     client = TestClient(create_app(str(tmp_path / "a")))
     decoded: list[int] = []
     real = binascii.a2b_base64

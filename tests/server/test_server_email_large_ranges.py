@@ -56,7 +56,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Te
         archive.add_series(S)
         name = str(archive.add(S, data, format="rfc822"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
-    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._LocatedParts())  # none located yet
+    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._Kept(256))  # none located yet
     yield TestClient(create_app(str(tmp_path / "a"))), f"/uri-res/N2R?{name}%23part=", python
 
 
@@ -134,7 +134,7 @@ def test_a_large_messages_base64_with_stray_characters_is_served_as_python_decod
         assert small.data == python[1] != SCAN  # read whole: Python's reading (its "==" ends the decoding)
         name = str(archive.add(S, data + b"\r\n", format="rfc822", foreign_id="large"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
-    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._LocatedParts())
+    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._Kept(256))
     client = TestClient(create_app(str(tmp_path / "a")))
     whole = client.get(f"/uri-res/N2R?{name}%23part=1")
     assert whole.status_code == 200 and whole.content == python[1]

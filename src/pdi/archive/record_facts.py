@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import ChunkedReader, FileReader, VerifiedOctets, checked_file
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from pdi.mail.message import Mail, MailPart
 
 __all__ = ["RecordFacts", "StreamedPart"]
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: Why an SGML document may have no kept parse (:meth:`pdi.archive.reading.Reading._refuse_unkept_sgml`).
 UNKEPT_SGML = "OpenSP's onsgmls was not installed where it was deposited, or it was imported"
@@ -260,12 +263,17 @@ class RecordFacts(ArchiveBase):
         from pdi.errors import LimitError, ParseError
         from pdi.fragments.image_size import ImageShown, image_size
 
+        kept = _IMAGES.get(record.sha256)
+        if kept is not None:
+            return kept[0]
         try:
             with self._reader(record) as reader:
                 size = image_size(VerifiedOctets(reader))
         except (ParseError, LimitError):
-            return None
-        return None if size is None else ImageShown.of(size)
+            size = None
+        shown = None if size is None else ImageShown.of(size)
+        _IMAGES.keep(record.sha256, (shown,))
+        return shown
 
     def video_of(self, record: RepresentationRecord) -> VideoInfo | None:
         """What ffprobe read of a video at deposit (duration, frame size, codecs), or None (not a video, or one
@@ -301,32 +309,37 @@ def large_message_record(record: RepresentationRecord) -> bool:
     return record.size > STREAMED_FROM
 
 
-class _LocatedParts:
-    """The parts of large messages located lately, and their maps (decoded size, places a decoding starts again), by
-    the message's SHA-256 and the fragment as written (at most :attr:`most`, the oldest forgotten first): finding a
-    part reads the message's structure (0.5 s for 60 MB) and mapping it reads the part, which a ``304``, a ``HEAD``,
-    a range or the same part asked again need not pay. What is kept is where the part lies and how it is coded, from
-    octets checked as they were read (some hundred octets a MiB of part); the octets streamed are checked again as
-    they are read (:meth:`StreamedPart.pieces`)."""
+class _Kept(Generic[K, V]):
+    """Facts of stored octets found lately, by a key naming the octets (their SHA-256, and what was asked of them),
+    at most ``most``, the oldest forgotten first: octets never change, so what was read of them once (from octets
+    checked as they were read) need not be read again by a ``304``, a ``HEAD``, a range or the same question asked
+    again."""
 
-    most = 256
-
-    def __init__(self) -> None:
-        self._kept: dict[tuple[str, str], tuple[MailPart, PartMap]] = {}
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._kept: dict[K, V] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> tuple[MailPart, PartMap] | None:
+    def get(self, key: K) -> V | None:
         with self._lock:
             return self._kept.get(key)
 
-    def keep(self, key: tuple[str, str], found: tuple[MailPart, PartMap]) -> None:
+    def keep(self, key: K, found: V) -> None:
         with self._lock:
             self._kept[key] = found
             while len(self._kept) > self.most:
                 del self._kept[next(iter(self._kept))]
 
 
-_PARTS = _LocatedParts()
+#: The parts of large messages located lately, and their maps (decoded size, places a decoding starts again), by the
+#: message's SHA-256 and the fragment as written: finding a part reads the message's structure (0.5 s for 60 MB) and
+#: mapping it reads the part. What is kept is where the part lies and how it is coded (some hundred octets a MiB of
+#: part); the octets streamed are checked again as they are read (:meth:`StreamedPart.pieces`).
+_PARTS: _Kept[tuple[str, str], tuple[MailPart, PartMap]] = _Kept(256)
+#: Images' facts read from their headers lately (:meth:`RecordFacts.image_of`), by SHA-256, in a tuple (``(None,)``:
+#: none could be read): a GIF's frames are counted by walking all its blocks (15 ms for 2,000 frames), which every
+#: ``/api/resolve`` of it asked again.
+_IMAGES: _Kept[str, tuple[ImageShown | None]] = _Kept(1024)
 
 
 @dataclasses.dataclass(frozen=True)
