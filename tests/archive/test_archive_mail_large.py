@@ -107,7 +107,7 @@ def test_a_part_located_again_is_not_found_and_decoded_again(archive: Archive, m
 
     # a process's memo is by the message's SHA-256, whatever archive holds it: another test's deposit of the same
     # octets must not have located the part already
-    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._LocatedParts())
+    monkeypatch.setattr(pdi.archive.record_facts, "_PARTS", pdi.archive.record_facts._Kept(256))
     data = _message()
     name = str(archive.add(S, data, format="rfc822"))
     monkeypatch.setattr("pdi.mail.large.STREAMED_FROM", 100)
