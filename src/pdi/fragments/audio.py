@@ -366,14 +366,24 @@ def mpeg_length(data: Readable) -> int | None:
     first = _mpeg_frame(data[at:at + 4]) if at + 4 <= len(data) else None
     if first is None or any(tag in bytes(data[at:at + first[0]]) for tag in (b"Xing", b"Info", b"VBRI")):
         return None
-    samples = 0
-    while at + 4 <= len(data):
-        frame = _mpeg_frame(data[at:at + 4])
-        if frame is None or at + frame[0] > len(data):
+    samples, end = 0, len(data)
+    # each header read once: a file's frames repeat a few headers (bit rate and padding), and this walk is Python
+    # frame by frame (0.38 s for an hour of sound at 64 kbit/s with _mpeg_frame asked of each, 0.14 s so)
+    frames: dict[int, tuple[int, int]] = {}
+    number = int.from_bytes
+    while at + 4 <= end:
+        header = number(data[at:at + 4], "big")
+        frame = frames.get(header)
+        if frame is None:
+            frame = _mpeg_frame(data[at:at + 4])
+            if frame is None:
+                break
+            frames[header] = frame
+        if at + frame[0] > end:
             break
         samples += frame[1]
         at += frame[0]
-    tail = len(data) - at
+    tail = end - at
     rest = bytes(data[at:at + min(tail, _MPEG_TAIL)])
     if tail and not rest.startswith(_MPEG_TRAILERS) and (tail > _MPEG_TAIL or _frames_follow(rest)):
         return None
