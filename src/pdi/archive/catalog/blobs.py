@@ -219,10 +219,11 @@ class BlobRules(CatalogBase):
         if not blobs:
             return
         infos = list({blob.info.sha256: blob.info for blob in blobs}.values())
+        at = timestamp()  # one moment for the statement's rows (a clock read and strftime a blob was 4 µs of each)
         self._insert_rows(
             "INSERT INTO blob_fixity (sha256, size, chunk_size, chunks, created_at)",
             ("text", "bigint", "int", "bytea", "text"),
-            [(i.sha256, i.size, i.chunk_size, i.chunks, timestamp()) for i in infos],
+            [(i.sha256, i.size, i.chunk_size, i.chunks, at) for i in infos],
             " ON CONFLICT (sha256) DO NOTHING", wanted=False,
         )
         self._removal_lock(shared=True, wait=not all(isinstance(blob, Inline) for blob in blobs))

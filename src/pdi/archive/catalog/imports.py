@@ -311,6 +311,7 @@ class ImportsPart(CatalogBase):
         new_versions: dict[tuple[DocumentKey, int], str] = {}
         in_page: dict[tuple[DocumentKey, int, str], str] = {}
         new: list[RepresentationRecord] = []
+        new_keys: list[DocumentKey] = []  # each new record's key, as the loop made it (not made again below)
         for rec in page:
             if rec.series not in known:
                 raise NotFoundError(f"series {rec.series} is not in the import")
@@ -331,6 +332,7 @@ class ImportsPart(CatalogBase):
                 _not_into_withdrawn(rec, doc, gone, stored, force)
             in_page[name] = rec.sha256
             new.append(rec)
+            new_keys.append(key)
         if documents:
             self._insert_documents(list(documents.values()), ids, new_document)
         self._insert_rows(
@@ -344,8 +346,8 @@ class ImportsPart(CatalogBase):
             "INSERT INTO representations (document, version, format, media_type, charset, line_ending,"
             " sha256, size, created_at, stored, purged)",
             ("bigint", "int", "text", "text", "text", "text", "text", "bigint", "text", "text", "text"),
-            [(ids[key_of(rec)], rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
-              rec.sha256, rec.size, rec.created_at, rec.stored, rec.purged) for rec in new],
+            [(ids[key], rec.version, rec.format, rec.media_type, rec.charset, rec.line_ending,
+              rec.sha256, rec.size, rec.created_at, rec.stored, rec.purged) for rec, key in zip(new, new_keys, strict=True)],
         )
         latest: dict[tuple[str, str], str] = {}
         for rec in new:
