@@ -166,6 +166,10 @@ FINGERPRINTS = {
         "6b12cd2c764ba11e9c607be7d4f0a9aaf62663ad261341443c126ba8889ffcd4",
     "warcio.recordloader.ArcWarcRecordLoader._ensure_target_uri_format":
         "9a9bd132a1062f60148c2a6d2dbc96b345554b2aa66ad7c1c4af284baadf0090",
+    "warcio.recordloader.ArcWarcRecordLoader.__init__":
+        "de7dcb4f548f57897dc62aa8f4c93ae01583790c03e274f6e71549d9c2329c06",
+    "warcio.statusandheaders.StatusAndHeadersParser.parse":
+        "6c5a35144b38e4f836d0ae256f4bf758893199d584c463de48d4800fa158f1b8",
 }
 
 

@@ -40,7 +40,9 @@ stream), ``BufferedReader._fillbuff``, ``BufferedReader.empty``,
 ``BufferedReader.read`` (whose contract ``readline`` here keeps),
 ``ArcWarcRecordLoader.load_http_headers`` (which reads its loader's ``HTTP_SCHEMES``, set on the iterator's
 ``loader`` by :func:`any_case_schemes`), ``ArcWarcRecordLoader._ensure_target_uri_format`` (replaced on the
-loader by :func:`any_case_schemes` with :func:`target_uri`'s reading) and the
+loader by :func:`any_case_schemes` with :func:`target_uri`'s reading), ``ArcWarcRecordLoader.__init__`` (its
+``warc_parser``) and ``StatusAndHeadersParser.parse`` (which reads a header block by ``readline``, wrapped by
+:func:`_colon_lines`) and the
 attributes ``buff``, ``buff_size``, ``decompressor``, ``num_block_read`` and ``num_read``.
 """
 
@@ -73,6 +75,7 @@ __all__ = [
     "ReadLimits",
     "Refused",
     "target_uri",
+    "unnamed",
 ]
 
 #: the warcio names this module relies on beyond its public API (fingerprinted in the tests)
@@ -88,6 +91,8 @@ WARCIO_INTERNALS = (
     "warcio.bufferedreaders.BufferedReader.read",
     "warcio.recordloader.ArcWarcRecordLoader.load_http_headers",
     "warcio.recordloader.ArcWarcRecordLoader._ensure_target_uri_format",
+    "warcio.recordloader.ArcWarcRecordLoader.__init__",
+    "warcio.statusandheaders.StatusAndHeadersParser.parse",
 )
 
 #: ``http:`` and ``https:`` in every case (RFC 3986 §3.1: a scheme is case-insensitive). warcio's loader takes a
@@ -152,6 +157,45 @@ def _any_spelling(loader: Any) -> None:
 
     loader.load_http_headers = http_headers
     loader.http_unclosed = False
+    _colon_lines(loader)
+
+
+def unnamed(line: str) -> bool:
+    """Whether ``line`` (a WARC header line, its line ending taken off) is no ``named-field`` (WARC 1.1 §4:
+    ``field-name ":" [ field-value ]``, a ``field-name`` a ``token``, which holds no white space) nor a
+    continuation line: it has no colon (``WARC-Foo bar``), or white space inside the name before its first one
+    (``WARC-Payload-Digest sha1:…``, whose colon is the value's). White space between a name and its colon is
+    read (a documented leniency), and so is a name of other non-token characters, as warcio reads them."""
+    if not line.strip() or line[0] in " \t":
+        return False
+    name, sep, _value = line.partition(":")
+    name = name.rstrip(" \t")
+    return not sep or " " in name or "\t" in name
+
+
+def _colon_lines(loader: Any) -> None:
+    """``loader`` (warcio's record loader) refusing a WARC header line that is no named field (:func:`unnamed`):
+    warcio's parser drops a line without a colon unsaid, with its continuation lines, and reads
+    ``WARC-Payload-Digest sha1:…`` as a field named ``WARC-Payload-Digest sha1``, so the record's digest went
+    unchecked, unsaid. The refusal names the line, and the record by its target URI when it has one
+    (``loader.target_read``)."""
+    parser = loader.warc_parser
+    parse = parser.parse
+
+    def checked(stream: Any, full_statusline: Any = None) -> Any:
+        lines = _LastLine(stream, keep=True)
+        headers = parse(lines, full_statusline)
+        for raw in (lines.kept or [])[full_statusline is None:]:  # (the status line, when parse read it)
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if unnamed(line):
+                written = headers.get_header("WARC-Target-URI")
+                loader.target_read = None if written is None else target_uri(written)
+                raise Refused(ParseError, f"its WARC header line '{clipped(line, 100)}' is no field: a field is its"
+                                          " name, a colon and its value (WARC 1.1 §4: named-field = field-name"
+                                          " \":\" [ field-value ], a field-name a token, without spaces)")
+        return headers
+
+    parser.parse = checked
 
 
 #: The refusal of a response whose HTTP header block ends without its empty line (``loader.http_unclosed``).
@@ -162,12 +206,16 @@ UNCLOSED_HTTP = ("its HTTP header block ends without the empty line that closes 
 class _LastLine:
     """A record's stream, keeping the last line read from it (warcio's HTTP parser reads by ``readline``)."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, *, keep: bool = False) -> None:
         self.stream = stream
         self.last: bytes | None = None
+        #: with ``keep``: every line read (the status line is read before, by warcio's loader)
+        self.kept: list[bytes] | None = [] if keep else None
 
     def readline(self, *args: Any) -> Any:
         self.last = self.stream.readline(*args)
+        if self.kept is not None and self.last:
+            self.kept.append(self.last)
         return self.last
 
     def __getattr__(self, name: str) -> Any:
