@@ -12,10 +12,11 @@ import gzip
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
@@ -97,3 +98,80 @@ def test_the_command_refuses_a_header_line_without_its_colon(tmp_path: Path, lin
     done = _pdi("import", str(path), "--series", S, "--archive", str(_archive(tmp_path)))
     assert done.returncode == 1, done.stderr
     assert f"the record at offset 0 (http://example.org/0) is damaged: its WARC header line '{line}' is no field" in done.stderr
+
+
+# --- a .warc.gz whose gzip member holds several records (WARC 1.1 annex D: one member a record) -------------------
+
+def _members(folder: Path, sizes: list[int], name: str = "a.warc.gz") -> tuple[Path, list[int], list[bytes]]:
+    """A .warc.gz of ``sum(sizes)`` records, ``sizes[i]`` of them in gzip member ``i``: its path, each member's
+    offset (RFC 1952: members follow one another, so each begins where those before it end) and each record."""
+    records = [_record(n) for n in range(sum(sizes))]
+    members, offsets, at, taken = [], [], 0, 0
+    for size in sizes:
+        member = gzip.compress(b"".join(records[taken:taken + size]))
+        members.append(member)
+        offsets.append(at)
+        at += len(member)
+        taken += size
+    path = folder / name
+    path.write_bytes(b"".join(members))
+    return path, offsets, records
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 3), min_size=1, max_size=5), partial=st.booleans())
+@example(sizes=[2, 1], partial=True)  # warcio: the second record at offset -51
+@example(sizes=[1, 2, 1], partial=True)  # and at 159, inside the first member
+def test_a_gzip_member_of_several_records_is_refused_and_no_record_is_indexed_at_an_offset_not_its_own(
+        tmp_path_factory: pytest.TempPathFactory, sizes: list[int], partial: bool) -> None:
+    """Only a record that is its gzip member's one record has an offset to be read again at (the member's). warcio
+    gives a record after the first of a member an offset of its own making (before the member, or negative), and
+    pdi's --partial indexed it there, pass 2 reading another record or failing; now the member is refused, naming
+    the file and where the member begins, and with --partial the whole members before it are kept, at their
+    offsets."""
+    path, offsets, _records = _members(tmp_path_factory.mktemp("w"), sizes)
+    several = next((i for i, size in enumerate(sizes) if size > 1), None)
+    if several is None:  # annex D's layout: every record at its member's offset, as warcio says too
+        with path.open("rb") as fh:
+            it = ArchiveIterator(fh)
+            told = [it.get_record_offset() for _record in it]
+        index = read_index(sources_for(path), limit=1 << 20, partial=partial)
+        assert [e.offset for e in index.entries] == offsets == told
+        return
+    whole = (f"{path.name} is compressed whole, one gzip member" if offsets[several] == 0 else
+             f"{path.name} is compressed whole from offset {offsets[several]} on (its gzip member there holds several"
+             " records)")
+    if not partial:
+        with pytest.raises(ParseError, match=re.escape(whole)):
+            read_index(sources_for(path), limit=1 << 20)
+        return
+    index = read_index(sources_for(path), limit=1 << 20, partial=True)
+    assert {e.offset for e in index.entries} <= set(offsets)  # never before a member, nor inside one
+    assert [e.offset for e in index.entries] == offsets[:several]
+    assert [e.uri for e in index.entries] == [f"http://example.org/{n}" for n in range(several)]
+    assert len(index.dropped) == 1 and index.dropped[0].startswith(whole)
+    index.kept.clear()  # each read again at its offset from the file
+    assert [index.payload(e, 1 << 20) for e in index.entries] == [b"hello"] * several
+
+
+def test_a_wacz_holding_a_warc_gz_compressed_whole_is_refused_naming_it_whatever_its_index_says(tmp_path: Path) -> None:
+    """pdi reads a WACZ's WARCs, not its CDXJ index: one whose index points into a WARC compressed whole (at the
+    offsets warcio gives, -318 and all) is refused as that WARC is, by its name in the package."""
+    whole, _offsets, _records = _members(tmp_path, [3], "data.warc.gz")
+    with whole.open("rb") as fh:
+        it = ArchiveIterator(fh)
+        record = next(iter(it))
+        record.content_stream().read()
+        it.read_to_end()
+        first = (it.get_record_offset(), it.get_record_length())
+    assert first[1] < 0  # warcio's own length of it: the member's end less what it has left
+    cdxj = (f'org,example)/0 20240506100000 {{"url": "http://example.org/0", "offset": "{first[0]}",'
+            f' "length": "{first[1]}", "filename": "data.warc.gz"}}\n')
+    wacz = tmp_path / "a.wacz"
+    with zipfile.ZipFile(wacz, "w") as zf:
+        zf.writestr("archive/data.warc.gz", whole.read_bytes())
+        zf.writestr("indexes/index.cdx", cdxj)
+    with pytest.raises(ParseError, match=re.escape("data.warc.gz is compressed whole, one gzip member")):
+        read_index(sources_for(wacz, spool=tmp_path), limit=1 << 20)
+    done = _pdi("import", str(wacz), "--series", S, "--archive", str(_archive(tmp_path)))
+    assert done.returncode == 1 and "data.warc.gz is compressed whole" in done.stderr, done.stderr

@@ -373,6 +373,12 @@ def _read_source(
                     " the next record begins",
                     rule="WARC record",
                 )
+            if it.reader.decompressor is not None and (it.next_line or b"").startswith(b"WARC/"):
+                # the next record begins inside this record's gzip member: warcio says so only once it has read
+                # that record, at an offset of its own making (the member's end less what is left of it, so
+                # before the member, or negative), which --partial indexed it at, and pass 2 read another record
+                # there, or nothing (found by a probe, 2026-12-01: offsets 159 and -51)
+                raise _compressed_whole(source, offset)
             if getattr(record.raw_stream, "limit", 0) > 0:
                 raise ParseError(
                     f"{_where(source, offset, uri)} is damaged: the file ends before its Content-Length",
@@ -406,17 +412,24 @@ def _damaged(source: Source, offset: int, exc: Exception, uri: str | None = None
     ends inside (an uncompressed file cut there) is said to be cut short; a file
     compressed whole (``gzip file.warc``) is said to be so, with how to mend it."""
     if "non-chunked gzip file detected" in str(exc):  # warcio's ArchiveLoadFailed, at a record's end
-        return ParseError(
-            f"{source.name} is compressed whole, one gzip member for several records: pdi reads a .warc.gz of"
-            " one member a record, as WARC 1.1's annex D asks, so that each record can be read at its offset."
-            " `gunzip` it and import the .warc, or rewrite it with `warcio recompress FILE NEW.warc.gz`",
-            rule="WARC file",
-        )
+        return _compressed_whole(source, 0)
     detail = str(exc) or type(exc).__name__
     if _ends_in_first_line(source, offset):
         detail = "the file ends inside its version line (the file is cut short)"
         uri = None  # (its first line cut: what was read before it was the record before's)
     return ParseError(f"{_where(source, offset, uri)} is damaged: {detail}", rule="WARC record")
+
+
+def _compressed_whole(source: Source, offset: int) -> ParseError:
+    """A ``.warc.gz`` whose gzip member at ``offset`` holds several records (the whole file's, at 0): no record
+    after the member's first has an offset to be read again at, so none of the member's is indexed."""
+    where = "" if offset == 0 else f" from offset {offset} on (its gzip member there holds several records)"
+    return ParseError(
+        f"{source.name} is compressed whole{where}, one gzip member for several records: pdi reads a .warc.gz of"
+        " one member a record, as WARC 1.1's annex D asks, so that each record can be read at its offset."
+        " `gunzip` it and import the .warc, or rewrite it with `warcio recompress FILE NEW.warc.gz`",
+        rule="WARC file",
+    )
 
 
 def _ends_in_first_line(source: Source, offset: int) -> bool:
