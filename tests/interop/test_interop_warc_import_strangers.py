@@ -175,3 +175,61 @@ def test_a_wacz_holding_a_warc_gz_compressed_whole_is_refused_naming_it_whatever
         read_index(sources_for(wacz, spool=tmp_path), limit=1 << 20)
     done = _pdi("import", str(wacz), "--series", S, "--archive", str(_archive(tmp_path)))
     assert done.returncode == 1 and "data.warc.gz is compressed whole" in done.stderr, done.stderr
+
+
+# --- records whose target is no HTTP URL (dns:, ftp:, urn: …): left out, and said so --------------------------------
+
+#: RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ); http and https (in any case) are the ones a
+#: page is made of
+_SCHEMES = st.from_regex(r"[A-Za-z][A-Za-z0-9+.-]{0,8}", fullmatch=True).filter(lambda s: s.lower() not in
+                                                                                  ("http", "https"))
+_CONTENT = ("response", "resource", "revisit")  # WARC 1.1 §6.3, §6.4, §6.7: the records that hold a capture
+
+
+def _base16_digest(block: bytes) -> str:
+    """A block digest in base16, which WARC 1.1 §5.8 allows and pdi's direct reader hands to warcio."""
+    import hashlib
+    return f"WARC-Block-Digest: sha1:{hashlib.sha1(block).hexdigest()}\r\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(others=st.lists(st.tuples(_SCHEMES, st.sampled_from([*_CONTENT, "request", "metadata"])), max_size=6),
+       compression=st.sampled_from(["", "members"]), by_warcio=st.booleans())
+def test_records_whose_target_is_no_http_url_are_counted_and_named(
+        tmp_path_factory: pytest.TempPathFactory, others: list[tuple[str, str]], compression: str,
+        by_warcio: bool) -> None:
+    """A Heritrix crawl holds a dns: response for each host; others hold ftp:, urn:, data: records. An import makes
+    pages of HTTP captures and leaves them out, as before, but no longer unsaid: the report counts the captures
+    (responses, resources, revisits) it left out and names the first three, with their offsets."""
+    records = [_record(0, extra=_base16_digest(BLOCK) if by_warcio else "")]  # read by warcio, or directly
+    for n, (scheme, kind) in enumerate(others, 1):
+        records.append(_record(n, uri=f"{scheme}:thing-{n}", kind=kind, block=b"" if kind == "revisit" else b"x"))
+    path = _write(tmp_path_factory.mktemp("w"), records, compression)
+    sizes = [len(gzip.compress(r)) if compression else len(r) for r in records]
+    offsets = [sum(sizes[:n]) for n in range(len(records))]
+    left = [(offsets[n], f"{scheme}:thing-{n}") for n, (scheme, kind) in enumerate(others, 1) if kind in _CONTENT]
+    index = read_index(sources_for(path), limit=1 << 20)
+    assert [e.uri for e in index.entries] == ["http://example.org/0"]
+    assert index.left_out.count == len(left)
+    said = index.left_out.said(index.sources)
+    if not left:
+        assert said is None
+        return
+    assert said is not None and said.startswith(f"{len(left)} record{'s' if len(left) > 1 else ''} whose"
+                                                " WARC-Target-URI is not http: or https:"), said
+    for offset, uri in left[:3]:
+        assert f"{uri} ({path.name} at offset {offset})" in said, said
+    assert said.endswith(f", and {len(left) - 3} more" if len(left) > 3 else f"at offset {left[-1][0]})"), said
+
+
+def test_the_command_says_what_it_left_out_for_its_scheme(tmp_path: Path) -> None:
+    dns = _record(1, uri="dns:example.org", block=b"20240506100000\nexample.org.\t300\tIN\tA\t93.184.216.34\n")
+    path = _write(tmp_path, [_record(0), dns, _record(2, uri="ftp://example.org/a.txt", kind="resource")], "")
+    done = _pdi("import", str(path), "--series", S, "--archive", str(_archive(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.split()) == 1  # the one HTTP capture, deposited
+    offset = len(_record(0))
+    assert (f"not imported: 2 records whose WARC-Target-URI is not http: or https: (pdi imports web pages and their"
+            f" parts, HTTP captures; a crawler's dns:, ftp:, urn: … records are left out): dns:example.org (a.warc at"
+            f" offset {offset}), ftp://example.org/a.txt (a.warc at offset {offset + len(dns)})") in done.stderr, \
+        done.stderr

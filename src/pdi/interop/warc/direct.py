@@ -47,7 +47,7 @@ from warcio.utils import BUFF_SIZE
 from pdi.errors import PDIError
 from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits, target_uri, unnamed
 from pdi.interop.warc.coding import decoded
-from pdi.interop.warc.entries import TARGETED, Entry, _index_fields
+from pdi.interop.warc.entries import TARGETED, Entry, LeftOut, _index_fields, unheld
 from pdi.interop.warc.sources import Source
 
 __all__ = ["RECORD_CAP", "Handover", "Read", "read_plain"]
@@ -76,6 +76,8 @@ class Read:
     kept_bytes: int  # the index's kept payloads' octets, these included
     keep_total: int  # and the most it keeps (:data:`~pdi.interop.warc.records.KEEP_TOTAL`)
     records: list[tuple[int, Entry | None, bytes | None]] = field(default_factory=list)
+    #: the records left out for their target's scheme (:func:`~pdi.interop.warc.entries.unheld`)
+    left: LeftOut = field(default_factory=LeftOut)
 
     def keep_room(self) -> bool:
         return self.kept_bytes < self.keep_total
@@ -176,11 +178,12 @@ class _Short(_NotPlain):
 def _record(
     data: bytes, pos: int, offset: int, whole: bool, source: Source, number: int, limit: int, keep: bool,
     bounds: ReadLimits,
-) -> tuple[int, Entry | None, bytes | None]:
+) -> tuple[int, Entry | None, bytes | None, str | None]:
     """Read the record at ``data[pos:]`` (``whole``: that is exactly one record, a gzip member's), at ``offset``
     in the file.
 
-    Answers where it ends in ``data`` (after its closing CRLF CRLF), its entry and its kept payload.
+    Answers where it ends in ``data`` (after its closing CRLF CRLF), its entry, its kept payload and its target URI
+    when the import leaves it out for its scheme (:func:`~pdi.interop.warc.entries.unheld`).
     """
     head_cap = min(bounds.max_line_bytes, bounds.max_header_bytes)
     end = data.find(b"\r\n\r\n", pos, pos + head_cap)
@@ -244,7 +247,7 @@ def _record(
                                     source, number, offset, limit, keep, bounds.max_expansion)
     except (PDIError, ValueError):  # (a status of digits int() does not take)
         raise _NotPlain from None  # warcio reads it again, and the same error names it
-    return stop + 4, entry, kept
+    return stop + 4, entry, kept, uri if unheld(kind, uri) else None
 
 
 #: Compressed octets fed to a member's decompressor at a time: warcio's reader's block (``BUFF_SIZE``), at
@@ -328,10 +331,13 @@ def read_plain(
     if first.startswith(b"\x1f\x8b"):
         for offset, after, data in _members(fh, first, bounds, deadline):
             try:
-                _took, entry, kept = _record(data, 0, offset, True, source, number, limit, read.keep_room(), bounds)
+                _took, entry, kept, other = _record(data, 0, offset, True, source, number, limit, read.keep_room(),
+                                                    bounds)
             except _NotPlain:
                 raise Handover(offset) from None
             read.add(offset, entry, kept)
+            if other is not None:
+                read.left.add(number, offset, other)
             if progress is not None:
                 progress(after)
     elif first:
@@ -353,7 +359,7 @@ def _read_uncompressed(
                 raise _Short
             if not data.startswith(b"WARC/", pos):
                 raise _Short if len(data) - pos < 5 else _NotPlain  # blank lines of its own: warcio's to judge
-            took, entry, kept = _record(data, pos, at, False, source, number, limit, read.keep_room(), bounds)
+            took, entry, kept, other = _record(data, pos, at, False, source, number, limit, read.keep_room(), bounds)
         except _Short:
             if eof:
                 raise Handover(0) from None
@@ -365,6 +371,8 @@ def _read_uncompressed(
         except _NotPlain:
             raise Handover(0) from None
         read.add(at, entry, kept)
+        if other is not None:
+            read.left.add(number, at, other)
         at += took - pos
         pos = took
         if progress is not None:

@@ -7,10 +7,11 @@ types an import uses) and §6.8 (segments).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -23,7 +24,7 @@ from pdi.errors import LimitError, ParseError, PDIError
 from pdi.interop.warc.bounded import Refused, target_uri
 from pdi.interop.warc.sources import Source
 
-__all__ = ["KEEP_RECORD", "TARGETED", "Entry", "check_fields", "no_target"]
+__all__ = ["KEEP_RECORD", "TARGETED", "Entry", "LeftOut", "check_fields", "no_target", "unheld"]
 
 _CHUNK = 1 << 16
 
@@ -225,6 +226,48 @@ def _http_target(uri: str | None) -> bool:
     return uri is not None and uri.lower().startswith(("http://", "https://"))
 
 
+#: the records :class:`LeftOut` names, at most
+LEFT_OUT_SHOWN = 3
+#: the record types an import makes documents of (by their HTTP target URI)
+_CONTENT_TYPES = ("response", "resource", "revisit")
+
+
+def unheld(kind: str, uri: str | None) -> bool:
+    """Whether a record of type ``kind`` and target ``uri`` (read by :func:`target_uri`) is content an import
+    leaves out for its target's scheme alone: a ``response``, ``resource`` or ``revisit`` of a ``dns:``, ``ftp:``,
+    ``urn:`` … target (a page is made of HTTP captures, its links resolved as HTTP URLs)."""
+    return kind in _CONTENT_TYPES and uri is not None and not _http_target(uri)
+
+
+@dataclass
+class LeftOut:
+    """The records an import leaves out for their target's scheme (:func:`unheld`): how many, and the first few
+    (file number, offset, target URI) to name."""
+
+    count: int = 0
+    first: list[tuple[int, int, str]] = dataclasses.field(default_factory=list)
+
+    def add(self, number: int, offset: int, uri: str) -> None:
+        self.count += 1
+        if len(self.first) < LEFT_OUT_SHOWN:
+            self.first.append((number, offset, uri))
+
+    def merge(self, other: LeftOut) -> None:
+        for number, offset, uri in other.first:
+            if len(self.first) < LEFT_OUT_SHOWN:
+                self.first.append((number, offset, uri))
+        self.count += other.count
+
+    def said(self, sources: Sequence[Source]) -> str | None:
+        """What an import's report says of them (``None``: none)."""
+        if not self.count:
+            return None
+        shown = ", ".join(f"{clipped(uri, 80)} ({sources[n].name} at offset {offset})" for n, offset, uri in self.first)
+        more = f", and {self.count - len(self.first)} more" if self.count > len(self.first) else ""
+        return (f"{plural(self.count, 'record')} whose WARC-Target-URI is not http: or https: (pdi imports web pages"
+                f" and their parts, HTTP captures; a crawler's dns:, ftp:, urn: … records are left out): {shown}{more}")
+
+
 def _index_fields(
     kind: str, headers: Any, http: Any, length: int | None, content: Callable[[], BinaryIO], source: Source,
     number: int, offset: int, limit: int, keep: bool, expansion: float = EXPANSION,
@@ -241,7 +284,7 @@ def _index_fields(
     """
     written = headers.get_header("WARC-Target-URI")
     uri = None if written is None else target_uri(written)  # WARC 1.0 writers put <…> around it (§5.11 erratum)
-    if kind not in ("response", "resource", "revisit") or not _http_target(uri):
+    if kind not in _CONTENT_TYPES or not _http_target(uri):
         return None, None  # warcinfo, request, metadata, dns: … records say nothing a page is made of
     assert uri is not None
     warc_date = headers.get_header("WARC-Date") or ""

@@ -294,6 +294,9 @@ def plan_import(
             continue
         items.append(Item(entry, headers, payload, False, name))
     items.sort(key=lambda i: (i.entry.source, i.entry.offset))
+    other = index.left_out.said(index.sources)
+    if other is not None:
+        skipped.append(other)
     return ImportPlan(tuple(items), skipped, index.records, tuple(index.dropped))
 
 

@@ -47,10 +47,12 @@ from pdi.interop.warc.entries import (
     EXPANSION,
     KEEP_RECORD,
     Entry,
+    LeftOut,
     _drain,
     _index_fields,
     _where,
     check_fields,
+    unheld,
 )
 from pdi.interop.warc.sources import Source
 from pdi.mhtml.resolve import comparable
@@ -86,6 +88,8 @@ class WarcIndex:
     _by_id: dict[str, Entry] | None = field(default=None, repr=False)
     #: the records that name another in their ``WARC-Concurrent-To``, by the WARC-Record-ID they name
     concurrent: dict[str, list[Entry]] = field(default_factory=dict)
+    #: the records left out for their target's scheme (dns:, ftp:, urn: …), said in the import's report
+    left_out: LeftOut = field(default_factory=LeftOut)
 
     def add(self, entry: Entry) -> None:
         self.entries.append(entry)
@@ -319,6 +323,7 @@ def _read_source(
     for offset, entry, payload in read.records if whole else ():
         index.count(number, offset, entry, payload)
     if whole:
+        index.left_out.merge(read.left)
         return
     with source.open() as fh:
         _check_version_line(fh, source)
@@ -389,6 +394,9 @@ def _read_source(
                 raise IntegrityError(f"{_where(source, offset, uri)} is damaged:"
                                      f" {_digest_problem(checker.problems[0], record.rec_headers)}")
             index.count(number, offset, entry, payload)
+            if record.format.startswith("warc") and unheld(record.rec_type, uri):
+                assert uri is not None
+                index.left_out.add(number, offset, uri)
             if progress is not None:
                 progress(min(before + it.offset, total), total)
 
