@@ -45,7 +45,7 @@ from typing import BinaryIO
 from warcio.utils import BUFF_SIZE
 
 from pdi.errors import PDIError
-from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits, target_uri, unnamed
+from pdi.interop.warc.bounded import EXPANSION_ALLOWANCE, ReadLimits, target_uri
 from pdi.interop.warc.coding import decoded
 from pdi.interop.warc.entries import TARGETED, Entry, LeftOut, _index_fields, unheld
 from pdi.interop.warc.sources import Source
@@ -135,8 +135,10 @@ def _parse_fields(lines: list[str]) -> tuple[str, dict[str, str]]:
         if not line or line[0] in " \t":
             raise _NotPlain  # a blank-looking line inside the block, or a continuation line
         name, sep, value = line.partition(":")
-        if sep:
-            fields.setdefault(name.rstrip(" \t").lower(), value.lstrip())
+        name = name.rstrip(" \t")
+        if not sep or " " in name or "\t" in name:
+            raise _NotPlain  # a line that is no field (bounded.unnamed): refused by the bounded reader, naming it
+        fields.setdefault(name.lower(), value.lstrip())
     return statusline, fields
 
 
@@ -190,8 +192,6 @@ def _record(
     if end < 0:
         raise _Short if len(data) - pos < head_cap else _NotPlain
     lines = _lines(data[pos:end])
-    if any(unnamed(line) for line in lines[1:]):
-        raise _NotPlain  # a line that is no field: refused by the bounded reader, naming it
     statusline, warc = _parse_fields(lines)
     if statusline not in _VERSIONS or len(warc) < len(lines) - 1:
         raise _NotPlain  # (a field named twice: warcio corrects the last WARC-Target-URI, and reads the first)
