@@ -471,3 +471,55 @@ def test_a_refusal_says_cors_exactly_for_a_read_routes_path(segments: list[str],
         allowed = policy.origins is None or origins == [READER]
         assert cors_check(READER, "same-origin", said) == allowed, (target, said)
     assert ReadPaths(_READ_ROUTES).refusal_lines(CrossOrigin.parse(["none"]), wire, headers) == b""
+
+
+@pytest.mark.parametrize("cors", ["*", "listed"])
+def test_a_target_too_long_is_a_414_a_script_reads(names: tuple[Archive, dict[str, str]], cors: str) -> None:
+    """A script's ``fetch`` of a read path with a query past the longest target taken (a name with a long URL
+    in it): the ``414`` passes the CORS check for an origin allowed (``fetch_cors``), so the script reads the status,
+    not a network error (found in review, 2026-12-01: refused before the request's fields were read, it carried no
+    CORS field); of the write API or a page, none. Cut by TCP anywhere, the same."""
+    from pdi.server.process.limits import MAX_TARGET_OCTETS
+
+    archive, _ = names
+    policy = CrossOrigin.parse([READER] if cors == "listed" else ["*"])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    long_query = "a" * (MAX_TARGET_OCTETS + 10)
+    with on_own_protocol(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for origin in (READER, OTHER):
+            allowed = cors == "*" or origin == READER
+            for target, read in (("/api/search?q=", True), ("/oai?verb=GetRecord&identifier=", True),
+                                 ("/api/deposit?x=", False), ("/search?q=", False)):
+                head = f"GET {target}{long_query} HTTP/1.1\r\nHost: a\r\nOrigin: {origin}\r\n\r\n".encode()
+                for sent in (head, *(head[:cut] for cut in (20, len(target) + 4, MAX_TARGET_OCTETS))):
+                    if sent is head:
+                        [(status, fields)] = _refused(port, head, 1)
+                    else:  # the same head in two writes (TCP may cut it anywhere)
+                        [(status, fields)] = _refused_in_two(port, sent, head[len(sent):])
+                    assert status == 414, (target, status)
+                    assert cors_check(origin, "same-origin", fields) == (read and allowed), (target, fields)
+                    if not read:
+                        assert not [k for k, _ in fields if k.startswith("access-control-")], (target, fields)
+
+
+def _refused_in_two(port: int, first: bytes, rest: bytes) -> list[tuple[int, list[tuple[str, str]]]]:
+    """:func:`_refused` of one request sent in two writes, a moment apart."""
+    import time
+
+    import h11
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(first)
+        time.sleep(0.05)
+        sock.sendall(rest)
+        raw = b""
+        while piece := sock.recv(65536):
+            raw += piece
+    reader = h11.Connection(h11.CLIENT)
+    reader.send(h11.Request(method="GET", target="/", headers=[("Host", "a")]))
+    reader.send(h11.EndOfMessage())
+    reader.receive_data(raw)
+    event = reader.next_event()
+    assert isinstance(event, h11.Response), raw[:300]
+    return [(event.status_code, [(k.decode(), v.decode("latin-1")) for k, v in event.headers])]

@@ -229,6 +229,9 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
     refused: ClassVar[collections.Counter[str]] = collections.Counter()
 
     def on_headers_complete(self) -> None:
+        if self._too_long:  # a 414 (GuardedHttpToolsProtocol.on_url): nothing of it is answered here
+            super().on_headers_complete()
+            return
         self._in_head, self._head_seen = False, 0  # as the guarded protocol's, which an answer from here skips
         self.target_authority()  # before the cache reads Host for its key
         try:

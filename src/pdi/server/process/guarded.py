@@ -237,6 +237,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: The most octets a head may arrive in: its target, its fields, and each field's ``: `` and CRLF.
         self._head_bound = self.target_octets + self.head_octets + 4 * self.head_fields + 1024
         self.refusal: tuple[int, str] | None = None
+        #: Whether the target of the request whose head is being read is longer than :attr:`target_octets` (its
+        #: ``414`` waits for the head's end: :meth:`on_url`).
+        self._too_long = False
         #: The first octets of the request whose head is being read (:data:`_LINE_PEEK` once that many came): what
         #: tells a malformed request line from an unknown method (:meth:`parse_failed`).
         self._line = b""
@@ -397,7 +400,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
             if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
-                self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
+                if self._too_long:  # the target is what is too long: said so, its fields (an Origin) perhaps unread
+                    self._refuse(*self._target_refusal())
+                else:
+                    self._refuse(431, f"the request's head is more than {self._head_bound} octets (RFC 6585 §5)")
             elif trailing and self._in_trailer and chunks == self._chunks:  # all of it after the last chunk's size
                 # line: the trailer section, whose field the parser keeps whole until its end, bounded as a head is
                 self._trailer_seen += len(data)
@@ -494,6 +500,7 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         # as HttpProtocol's, inline: no ASGI scope made here (uvicorn's makes it for every request): :meth:`to_app` makes it, for a request
         # that goes to the ASGI app, and an answer the connection writes itself never needs one
         self.url = b""
+        self._too_long = False
         self.expect_100_continue = False
         self.headers = []
         self._in_head, self._field_octets, self._begun, self._length = True, 0, True, -1  # _UNKNOWN (a constant)
@@ -501,9 +508,16 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self._trailer_seen = 0  # the last request's trailer section is none of this one's
 
     def on_url(self, url: bytes) -> None:
+        if self._too_long:  # the rest of a target past the bound: read and dropped (the head's bound holds it)
+            return
         if len(self.url) + len(url) > self.target_octets:
-            self.refusal = (414, f"the request target is more than {self.target_octets} octets (RFC 9112 §3)")
-            raise _Refused
+            # refused once the head is in (:meth:`on_headers_complete`), the target's first octets kept: the
+            # refusal of a read path then carries the CORS fields its Origin asks for, so that a script of another
+            # origin reads the 414 (found in review, 2026-12-01: refused here, before any field, it had none, and
+            # a script's fetch of a long URL failed as a network error)
+            self._too_long = True
+            self.url += url[:self.target_octets - len(self.url)]
+            return
         # httptools would drop it and what follows: the whole document served for a passage's name (``find``, not
         # ``in``, which first tries b"#" as an int: a TypeError raised and cleared, a request)
         if url.find(b"#") >= 0:
@@ -607,7 +621,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         cors = self.refusal_cors
-        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431):
+        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431) and (
+                status != 414 or b"?" in self.url):  # a 414's target kept in part: its path whole only before a '?'
             # a refusal of a request whose line was read (a field after it read, or its head whole; or a 431 of a
             # head past its bound, which its target, bounded, cannot be), of a read path: the CORS fields the app
             # gives that path, so that another origin's script reads it, a 503's Retry-After too (found in review,
@@ -765,9 +780,15 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         authority = url.split(b"://", 1)[1].split(b"/", 1)[0].split(b"?", 1)[0]
         self.headers[:] = [*(field for field in self.headers if field[0] != b"host"), (b"host", authority)]
 
+    def _target_refusal(self) -> tuple[int, str]:
+        return 414, f"the request target is more than {self.target_octets} octets (RFC 9112 §3)"
+
     def on_headers_complete(self) -> None:
         self._disarm()  # the request's head is in
         self._in_head, self._head_seen = False, 0
+        if self._too_long:
+            self.refusal = self._target_refusal()
+            raise _Refused
         if self.parser.should_upgrade() and sends_content(self.headers):
             # the parser takes the octets after such a head for another protocol's, and skips the content: the app
             # would be given none, and the content read as the next request (:meth:`upgrade_asked`)
