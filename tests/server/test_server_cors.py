@@ -246,7 +246,9 @@ def test_answers_the_connections_write_carry_the_apps_fields(names: tuple[Archiv
                                     (f"GET /uri-res/N2L?{text} HTTP/1.1\r\n{fields}\r\n", 302)):
                 got, answer = _raw(port, request)
                 assert got == status, (request, answer)
-                said = [(k, v) for k, v in answer if k.startswith("access-control-") or (k, v) == ("vary", "Origin")]
+                said = [(k, v) for k, v in answer if k.startswith("access-control-")]
+                varied = [m.strip() for k, v in answer if k == "vary" for m in v.split(",")]
+                said = [*([("vary", "Origin")] if "Origin" in varied else []), *said]  # Vary's member, in its one field
                 assert said == _expected(cors, origin), (request, answer)
                 if origin:  # what a browser makes of it
                     allowed = cors == "*" or (cors == "listed" and origin == READER)
@@ -523,3 +525,84 @@ def _refused_in_two(port: int, first: bytes, rest: bytes) -> list[tuple[int, lis
     event = reader.next_event()
     assert isinstance(event, h11.Response), raw[:300]
     return [(event.status_code, [(k.decode(), v.decode("latin-1")) for k, v in event.headers])]
+
+
+def _one_vary(fields: list[tuple[str, str]]) -> bool:
+    """RFC 9110 §12.5.5: ``Vary`` is a list of field names; one field naming each once (compared without case, as
+    field names are, §5.1), or none."""
+    varies = [v for k, v in fields if k.lower() == "vary"]
+    if not varies:
+        return True
+    members = [m.strip().lower() for m in varies[0].split(",")]
+    return len(varies) == 1 and len(members) == len(set(members)) and all(members)
+
+
+@pytest.mark.parametrize("cors", ["*", "listed", "none"])
+def test_every_answer_says_one_vary(names: tuple[Archive, dict[str, str]], cors: str) -> None:
+    """Every answer of the resolver's routes (N2R, N2L, N2Ls, N2C, the read API, TimeGate and TimeMap, OAI-PMH,
+    the annotation container, the pages, the write API), asked with an ``Origin`` (listed, or not) and
+    ``Accept-Encoding``, or without, whichever path answers it (the app's, the connection's first asking, the
+    compiled path's, a ``304``): at most one ``Vary`` field, each member once (found in review, 2026-12-01: with
+    ``--cors-origin`` listing origins, ``Vary: Origin`` came as a field of its own before the answer's ``Vary``)."""
+    archive, named = names
+    text, generic = named["text"], named["generic"]
+    quoted = urllib.parse.quote(text, safe="")
+    tag = '"' + archive.resolve(text).sha256 + '"'
+    policy = CrossOrigin.parse({"*": ["*"], "listed": [READER], "none": ["none"]}[cors])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    targets = [f"/uri-res/N2R?{text}", f"/uri-res/N2L?{text}", f"/uri-res/N2Ls?{generic}", f"/uri-res/N2C?{text}",
+               f"/uri-res/N2R?{text}.bogus", f"/timegate/{generic}", f"/timemap/link/{generic}", "/oai?verb=Identify",
+               f"/api/resolve?pdi={quoted}", "/api/series", "/api/search?q=minutes", f"/api/manifest?series={S}",
+               "/.well-known/pdi-keys", "/openapi.json", "/api", "/", f"/view?pdi={quoted}", "/search?q=minutes",
+               "/api/annotations/", "/api/deposit", "/robots.txt"]
+    with on_own_protocol(app, public=True) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for n, origin in enumerate(("", READER, OTHER)):
+            fields = f"Host: vary{n}.test\r\nAccept-Encoding: gzip, br\r\n" + (f"Origin: {origin}\r\n" if origin else "")
+            for target in targets:
+                for method, more in (("GET", ""), ("GET", ""), ("HEAD", ""), ("GET", f"If-None-Match: {tag}\r\n")):
+                    status, answer = _raw(port, f"{method} {target} HTTP/1.1\r\n{fields}{more}\r\n")
+                    assert _one_vary(answer), (method, target, origin, status, answer)
+            preflight = (f"OPTIONS /api/series HTTP/1.1\r\n{fields}Access-Control-Request-Method: GET\r\n"
+                         "Access-Control-Request-Headers: accept-datetime\r\n\r\n")
+            status, answer = _raw(port, preflight)
+            assert _one_vary(answer), (status, answer)
+
+
+_MEMBER = st.sampled_from(["Accept", "accept", "Origin", "ORIGIN", "Accept-Datetime", "Authorization", "Cookie", "*"])
+_FIELD = st.one_of(
+    st.tuples(st.sampled_from(["vary", "Vary", "VARY"]), st.lists(_MEMBER, min_size=1, max_size=3)),
+    st.tuples(st.sampled_from(["etag", "cache-control", "x-a"]), st.just(["v"])))
+
+
+@settings(max_examples=300)
+@given(fields=st.lists(_FIELD, max_size=6), spaced=st.booleans())
+def test_one_vary_names_every_member_once(fields: list[tuple[str, list[str]]], spaced: bool) -> None:
+    """The head's ``Vary`` fields made one (:func:`~pdi.server.http.cors.one_vary_head`), read back by h11 (an
+    HTTP/1.1 parser of its own): one ``Vary`` when there were any, naming every member sent, each once without
+    regard to case (RFC 9110 §5.1, §12.5.5; ``*`` alone if sent), and the other fields as they were, in order."""
+    import h11
+
+    from pdi.server.http.cors import one_vary_head
+
+    sep = ", " if spaced else ","
+    lines = "".join(f"{k}: {sep.join(v)}\r\n" for k, v in fields)
+    made = one_vary_head(f"HTTP/1.1 200 OK\r\n{lines}content-length: 2\r\n\r\nok".encode())
+    reader = h11.Connection(h11.CLIENT)
+    reader.send(h11.Request(method="GET", target="/", headers=[("Host", "a")]))
+    reader.send(h11.EndOfMessage())
+    reader.receive_data(made)
+    event = reader.next_event()
+    assert isinstance(event, h11.Response)
+    got = [(k.decode(), v.decode()) for k, v in event.headers]
+    sent = {m.lower() for k, v in fields if k.lower() == "vary" for m in v}
+    varies = [v for k, v in got if k == "vary"]
+    if not sent:
+        assert not varies
+    else:
+        assert len(varies) == 1
+        members = [m.strip().lower() for m in varies[0].split(",")]
+        assert members == ["*"] if "*" in sent else sorted(members) == sorted(sent), (fields, varies)
+    assert [(k, v) for k, v in got if k != "vary"] == [
+        *((k.lower(), v[0]) for k, v in fields if k.lower() != "vary"), ("content-length", "2")]
+    assert bytes(reader.next_event().data) == b"ok"  # type: ignore[union-attr]

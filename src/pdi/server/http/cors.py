@@ -98,6 +98,39 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _VARY_ORIGIN: Final = (b"vary", b"Origin")
 
 
+def one_vary(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with their ``Vary`` fields made one, where the first was, each member once (compared without
+    case, the first spelling kept; ``*`` alone if any is ``*``): RFC 9110 §5.3 lets a list field be split, but
+    caches and tools read one (nginx before 1.23 only the first). Headers with no ``Vary``: as they came."""
+    headers = list(headers)
+    at = [i for i, (k, _) in enumerate(headers) if k.lower() == b"vary"]
+    if not at:
+        return headers
+    members: dict[bytes, bytes] = {}
+    for i in at:
+        for member in headers[i][1].split(b","):
+            member = member.strip(b" \t")
+            if member:
+                members.setdefault(member.lower(), member)
+    value = b"*" if b"*" in members else b", ".join(members.values())
+    merged = [pair for i, pair in enumerate(headers) if i not in at[1:]]
+    merged[at[0]] = (headers[at[0]][0], value)
+    return merged
+
+
+def one_vary_head(answer: bytes) -> bytes:
+    """``answer`` (a status line, header lines, the empty line, perhaps a body) with its head's ``Vary`` fields
+    made one as :func:`one_vary` makes them; as it came when its head has none."""
+    end = answer.find(b"\r\n\r\n")
+    head = answer if end < 0 else answer[:end]
+    if b"\r\nvary:" not in head.lower():
+        return answer
+    status, *lines = head.split(b"\r\n")
+    pairs = [(name, value.strip(b" \t")) for name, _, value in (line.partition(b":") for line in lines)]
+    made = b"".join(b"\r\n%s: %s" % pair for pair in one_vary(pairs))
+    return status + made + (b"" if end < 0 else answer[end:])
+
+
 def serialized_origin(text: str) -> str:
     """``text`` (``https://Catalogue.Example.edu:443``, a trailing ``/`` allowed) as a browser serializes the origin
     in ``Origin`` (``https://catalogue.example.edu``): scheme and host in lower case, the scheme's default port left
@@ -277,7 +310,7 @@ class CrossOriginReads(HTTPMiddleware):
             if message["type"] == "http.response.start":
                 headers = message.get("headers", [])
                 if not any(k.lower() == b"access-control-allow-origin" for k, _ in headers):
-                    message = {**message, "headers": [*fields, *headers]}
+                    message = {**message, "headers": one_vary([*fields, *headers])}
             await send(message)
 
         await self.app(scope, receive, said)

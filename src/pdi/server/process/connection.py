@@ -63,6 +63,7 @@ from typing import Any, ClassVar, Final
 import httptools
 
 from pdi.errors import ParseError
+from pdi.server.http.cors import one_vary_head
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies, forwarded_origin
 from pdi.server.http.middleware import RANGE_FIELDS, valid_host
 from pdi.server.http.readers import may_hold_cookie
@@ -335,6 +336,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
                 if sent is not None and len(sent) == 4:
                     self._idle_due = None
                     wire, method, status, octets = sent
+                    if self._by_origin:  # its Vary and the connection's Vary: Origin made one field
+                        wire = one_vary_head(wire)
                     self.transport.write(wire)
                     count_cached_answer(self.loop, method, status, octets, True)
                     # what HttpProtocol does once a response is complete: count it, wait for the next request
@@ -405,6 +408,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
         if defaults is not heads[0]:  # uvicorn makes them anew each second (the Date)
             heads[:2] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults) + heads[2]
         head = STATUS_LINE[status] + heads[1] + lines
+        if self._by_origin:  # its Vary and the connection's Vary: Origin made one field
+            head = one_vary_head(head)
         self._idle_due = None
         self._disarm()
         self.transport.write(head + body if method == b"GET" else head)
@@ -492,6 +497,8 @@ class CachedAnswerProtocol(GuardedHttpToolsProtocol):
             request_id = uuid.uuid4().hex
             lines = lines[:-2] + b"x-request-id: %s\r\n\r\n" % request_id.encode("ascii")
         head = STATUS_LINE[status] + heads[1] + lines
+        if self._by_origin:  # its Vary and the connection's Vary: Origin made one field
+            head = one_vary_head(head)
         self._disarm()
         method = self.parser.get_method()
         self.transport.write(head + body if method == b"GET" else head)
