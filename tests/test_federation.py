@@ -101,6 +101,74 @@ def test_rfc3402_3_2_flags_are_any_number_of_i() -> None:
         apply_regexp("!a!b!iI", URN)
 
 
+#: The characters a POSIX ERE gives a meaning of its own (POSIX.1-2017 XBD §9.4.3): written as themselves, escaped.
+_ERE_SPECIAL = ".[]()*+?{}|^$\\"
+_LITERALS = "ab.|+*?()[]{}^$\\/!xdwbi -é"
+
+
+@st.composite
+def _rule(draw: st.DrawFn) -> tuple[str, str, str | None]:
+    """A substitution expression written as RFC 3402 §3.2 has it, the subject it is applied to, and its output as
+    the RFC says it: an ERE of literal characters (each escaped where it must be: the delimiter, a backslash, a
+    character the ERE reads otherwise; others escaped or not, a backslash before a non-digit being that character),
+    any-character dots and groups, anchored or not; a repl of literal characters (escaped or not) and backrefs
+    ``\\1``-``\\9``, an escaped delimiter being the delimiter and ``\\\\`` a backslash. The oracle reads the same
+    rule from its parts with Python's ``re`` (no alternation nor repetition: the leftmost match is the longest)."""
+    delim = draw(st.sampled_from("!/|.+x#d*?"))
+    flags = draw(st.sampled_from(["", "i"]))
+
+    def literal(char: str, in_repl: bool) -> str:
+        must = char in (delim, "\\") or (not in_repl and char in _ERE_SPECIAL)
+        return "\\" + char if must or draw(st.booleans()) else char
+
+    atoms = draw(st.lists(st.one_of(st.tuples(st.just("lit"), st.sampled_from(_LITERALS)),
+                                    st.tuples(st.just("any"), st.just(".")),
+                                    st.tuples(st.just("group"), st.text(st.sampled_from(_LITERALS), max_size=3))),
+                          max_size=6))
+    if delim == ".":
+        atoms = [a for a in atoms if a[0] != "any"]
+    groups = sum(1 for kind, _ in atoms if kind == "group")
+    start, end = draw(st.booleans()), draw(st.booleans())
+    ere = "^" if start else ""
+    oracle = "^" if start else ""
+    for kind, text in atoms:
+        if kind == "lit":
+            ere, oracle = ere + literal(text, False), oracle + re.escape(text)
+        elif kind == "any":
+            ere, oracle = ere + ".", oracle + "."
+        else:
+            ere += "(" + "".join(literal(c, False) for c in text) + ")"
+            oracle += "(" + re.escape(text) + ")"
+    ere, oracle = ere + ("$" if end else ""), oracle + ("$" if end else "")
+    pieces = draw(st.lists(st.one_of(st.sampled_from(_LITERALS + "019"),
+                                     *([st.integers(1, groups)] if groups else [])), max_size=6))
+    repl = "".join(f"\\{p}" if isinstance(p, int) else (p if p.isdigit() else literal(p, True)) for p in pieces)
+    matched = [text if kind != "any" else draw(st.sampled_from("ab.x")) for kind, text in atoms]
+    subject = draw(st.text(st.sampled_from("ab.|x\\é"), max_size=3)) + "".join(matched) + draw(
+        st.text(st.sampled_from("ab.|x\\é"), max_size=3))
+    if flags and draw(st.booleans()):
+        subject = subject.upper()
+    found = re.search(oracle, subject, (re.IGNORECASE if flags else 0) | re.DOTALL)
+    output = None if found is None else "".join(found.group(p) if isinstance(p, int) else p for p in pieces)
+    return f"{delim}{ere}{delim}{repl}{delim}{flags}", subject, output
+
+
+@given(_rule())
+def test_rfc3402_3_2_escapes_are_the_characters_they_escape(rule: tuple[str, str, str | None]) -> None:
+    """Found in review (2026-12-01): an escaped delimiter was unescaped before the ERE was compiled (``\\|`` with
+    ``|`` as the delimiter an alternation, ``\\.`` with ``.`` any character), and a backslash before a letter was
+    RE2's own class (``\\d`` a digit, not a ``d``) or no expression (``\\é``)."""
+    expression, subject, output = rule
+    assert apply_regexp(expression, subject) == output, (expression, subject)
+
+
+@pytest.mark.parametrize("bad", ["!a\\0!x!", "!(a)\\1!x!", "!a\\9b!x!"])
+def test_rfc3402_3_2_an_ere_has_no_backreference(bad: str) -> None:
+    """``\\0`` in the ERE was read by RE2 as a NUL octet; ``\\1``-``\\9`` are no part of a POSIX ERE either."""
+    with pytest.raises(ParseError, match="backreference"):
+        apply_regexp(bad, "a")
+
+
 def test_regexp_runs_in_linear_time_whoever_wrote_it() -> None:
     """A backtracking engine takes exponential time on (a+)+$ against a's and a b; RE2 does not backtrack."""
     assert apply_regexp("!^(a+)+$!x!", "a" * 5000 + "b") is None

@@ -40,7 +40,10 @@ considered):
   matched with RE2, in linear time, whoever wrote it, leftmost-longest as a
   POSIX ERE is (``(a|ab)`` takes ``ab``); ``\\1``–``\\9`` in
   ``repl`` are the groups, ``\\0`` none ("0 is not an allowed backref"): a rule that holds it is malformed,
-  skipped and logged, as is any rule that is no substitution expression.
+  skipped and logged, as is any rule that is no substitution expression. In the ERE and in ``repl`` a
+  backslash before any other character is that character, literally (the delimiter's among them: ``\\.``
+  with ``.`` as the delimiter is a dot, not any character), ``\\\\`` a backslash; a backslash before a digit
+  in the ERE (a backreference, which an ERE has not) makes the rule malformed.
 
 Only ``http`` and ``https`` base URLs are ever produced; anything else a
 record yields (``ftp:``, ``javascript:``, a malformed URL) is dropped. Every
@@ -64,7 +67,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pdi._wording import clipped
 from pdi.errors import ParseError, RemoteError
@@ -124,8 +127,8 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
     current: list[str] = []
     escaped = False
     for char in regexp[1:]:
-        if escaped:
-            current.append(char if char == delim else "\\" + char)
+        if escaped:  # kept escaped, the delimiter too: a literal in the ERE and in repl (_literal_ere, below)
+            current.append("\\" + char)
             escaped = False
         elif char == "\\":
             escaped = True
@@ -140,7 +143,7 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
     if len(fields) != 2 or flags.strip("i") or escaped:
         raise ParseError("a NAPTR regexp is delim ere delim repl delim [i]", text=regexp[:200], rule="naptr-regexp")
     ere, repl = fields
-    pattern = _compiled(ere, not flags)
+    pattern = _compiled(_literal_ere(ere), not flags)
     pieces: list[str | int] = []  # the repl's text and group numbers, read whether the rule matches or not
     i = 0
     while i < len(repl):
@@ -171,6 +174,38 @@ def apply_regexp(regexp: str, subject: str) -> str | None:
     if found is None:
         return None
     return "".join(piece if isinstance(piece, str) else found.group(piece) or "" for piece in pieces)
+
+
+#: The characters RE2 reads as themselves after a backslash (its escapes of punctuation); a backslash before any
+#: other (a letter: ``\\d``, ``\\x``, ``\\p``; a space; a non-ASCII character) would be one of RE2's own classes or
+#: escapes, or no expression at all.
+_PUNCTUATION: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _literal_ere(ere: str) -> str:
+    """The ERE of a NAPTR regexp (its escapes as written, the delimiter's among them) as RE2 reads it to the same
+    effect: a backslash before any character but a digit is that character, literally (RFC 3402 §3.2's
+    ``escapeddelim``; POSIX leaves ``\\`` before an ordinary character undefined, and RE2 would read ``\\d``,
+    ``\\w`` or ``\\b`` as its own classes: found in review, 2026-12-01, ``\\.`` with ``.`` as the delimiter, and
+    ``\\|`` with ``|``, were a wildcard and an alternation); ``\\\\`` a backslash. Before a digit it would be a
+    backreference, which an ERE has not (RE2 neither; and ``\\0`` was a NUL octet): :class:`ParseError`."""
+    if "\\" not in ere:
+        return ere
+    made: list[str] = []
+    i = 0
+    while i < len(ere):
+        char = ere[i]
+        if char != "\\":
+            made.append(char)
+            i += 1
+            continue
+        following = ere[i + 1]  # every backslash of a field is followed (the split keeps them in pairs)
+        if "0" <= following <= "9":
+            raise ParseError(f"the NAPTR regexp's ERE holds \\{following}, a backreference, which a POSIX ERE has not"
+                             " (RFC 3402 §3.2)", text=ere[:200], rule="naptr-regexp")
+        made.append("\\" + following if following in _PUNCTUATION else following)
+        i += 2
+    return "".join(made)
 
 
 @functools.lru_cache(maxsize=256)
