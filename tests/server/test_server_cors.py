@@ -606,3 +606,43 @@ def test_one_vary_names_every_member_once(fields: list[tuple[str, list[str]]], s
     assert [(k, v) for k, v in got if k != "vary"] == [
         *((k.lower(), v[0]) for k, v in fields if k.lower() != "vary"), ("content-length", "2")]
     assert bytes(reader.next_event().data) == b"ok"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("cors", ["*", "listed"])
+def test_a_503_past_the_servers_connections_is_read_by_a_script(names: tuple[Archive, dict[str, str]],
+                                                               cors: str) -> None:
+    """A request whose head came while the server holds ``--max-connections`` (uvicorn's ``limit_concurrency``) is
+    answered ``503`` without the app: of a read path, with the CORS fields the app gives it, so that a script of an
+    origin allowed reads it (``fetch_cors``' CORS check), its ``Retry-After`` too; of the write API, none (found in
+    review, 2026-12-01: none at all, a network error to the script)."""
+    from server_helpers import in_thread
+
+    from pdi.server.process.connection import answering_protocol
+    from pdi.server.process.run import listening_socket
+
+    archive, _ = names
+    policy = CrossOrigin.parse([READER] if cors == "listed" else ["*"])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop", limit_concurrency=2,
+                   http=answering_protocol(10, app.state.cache, None, None)):
+        port = sock.getsockname()[1]
+        held = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(2)]
+        try:
+            for conn in held:
+                conn.sendall(b"GET /api/series HTTP/1.1\r\n")  # a request begun, and never ended
+            for origin in (READER, OTHER):
+                allowed = cors == "*" or origin == READER
+                for target, read in (("/api/series", True), ("/api/deposit", False)):
+                    [(status, fields)] = _refused(port, f"GET {target} HTTP/1.1\r\nHost: a\r\nOrigin: {origin}\r\n"
+                                                        "\r\n".encode(), 1)
+                    assert status == 503, (target, fields)
+                    assert cors_check(origin, "same-origin", fields) == (read and allowed), (target, fields)
+                    if read and allowed:
+                        assert exposed(fields, "same-origin")["retry-after"] == "1"
+                    if not read:
+                        assert not [k for k, _ in fields if k.startswith("access-control-")], (target, fields)
+        finally:
+            for conn in held:
+                conn.close()

@@ -607,6 +607,24 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         self.logger.error("the resolver failed on a request", exc_info=exc)
         self.refusal = (500, f"the resolver failed on this request ({type(exc).__name__})")
 
+    def busy_app(self) -> Any:
+        """:func:`~pdi.server.process.http11.service_unavailable`, with the CORS fields the app gives the request's path
+        (:attr:`refusal_cors`) and ``Retry-After``, so that a script of another origin reads the ``503`` of a server
+        past ``--max-connections`` (found in review, 2026-12-01: it had none, and the script saw a network error)."""
+        cors = self.refusal_cors
+        lines = cors(self.url, self.headers) if cors is not None else b""
+        if not lines:
+            return super().busy_app()
+        fields = [tuple(line.split(b": ", 1)) for line in lines.split(b"\r\n") if line]
+
+        async def busy(scope: Any, receive: Any, send: Any) -> None:
+            await send({"type": "http.response.start", "status": 503, "headers": [
+                *fields, (b"retry-after", b"%d" % REFUSED_RETRY_SECONDS), (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", b"19"), (b"connection", b"close")]})
+            await send({"type": "http.response.body", "body": b"Service Unavailable", "more_body": False})
+
+        return busy
+
     def _refuse(self, status: int, detail: str, *, staged: bool = True) -> None:
         """Answer ``status`` with ``detail`` as an RFC 9457 problem, and close the connection in stages (nothing after
         it is read as a request: :meth:`_linger`); say so in the log, who and why, at most a line a second (:class:`~pdi.server.http.loglines.RefusalLog`).

@@ -405,7 +405,7 @@ class HttpProtocol(asyncio.Protocol):
         self.scope = scope = self.request_scope()
         if self.limit_concurrency is not None and (
                 len(self.connections) >= self.limit_concurrency or len(self.tasks) >= self.limit_concurrency):
-            app: ASGIApp = service_unavailable
+            app: ASGIApp = self.busy_app()
             self.logger.warning("Exceeded concurrency limit.")
         else:
             app = self.app
@@ -420,6 +420,10 @@ class HttpProtocol(asyncio.Protocol):
         else:  # pipelined: queued, and nothing more read until it starts
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, app))
+
+    def busy_app(self) -> ASGIApp:
+        """The app of the request whose head is in when it is past ``limit_concurrency``: :func:`service_unavailable`."""
+        return service_unavailable
 
     def _start_asgi_task(self, cycle: RequestCycle, app: ASGIApp) -> None:
         if self.config.reset_contextvars:  # a task of a context of its own (uvicorn's opt-in, cpython#140947)
