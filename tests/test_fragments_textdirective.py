@@ -1181,3 +1181,53 @@ def test_the_full_text_index_reads_a_reference_of_thousands_of_digits() -> None:
 
     source = "<p>alpha &#" + "0" * 5000 + "66;ravo &#x" + "f" * 5000 + "; charlie</p>"
     assert "".join(p.text for p in markup_passages(source, "html")).split() == ["alpha", "Bravo", "\ufffd", "charlie"]
+
+
+PLAINTEXT = "<p>before <plaintext>after <b>bold</b> &amp; </plaintext> more\r\n  line2 x\x00y"
+
+
+@pytest.mark.parametrize(("page", "fragment", "expected"), [
+    # what Chromium 150 highlights (found 2026-12-01: pdi read tags and character references after <plaintext>): the
+    # tokenizer's PLAINTEXT state makes the rest of the page the plaintext element's text, as written
+    (PLAINTEXT, "text=after%20%3Cb%3Ebold", "after <b>bold"), (PLAINTEXT, "text=after%20bold", None),
+    (PLAINTEXT, "text=%26amp%3B", "&amp;"), (PLAINTEXT, "text=bold%20%26", None),
+    (PLAINTEXT, "text=%3C%2Fplaintext%3E%20more", "</plaintext> more"),
+    (PLAINTEXT, "text=more%0A%20%20line2", "more\r\n  line2"), (PLAINTEXT, "text=more%20line2", None),
+    (PLAINTEXT, "text=before%20after", None), (PLAINTEXT, "text=x%EF%BF%BDy", "x\x00y"), (PLAINTEXT, "text=xy", None),
+    # in a hidden element it is all hidden; an svg element of that name starts nothing; in a MathML token element
+    # it is HTML's again
+    ("<div>pa <div hidden><plaintext>hidtext</div> zz", "text=zz", None),
+    ("<p>pb</p><svg><plaintext>svgpt</plaintext></svg><p>ptail qq &amp; <i>rr</i></p>", "text=qq%20%26", "qq &amp;"),
+    ("<p>mm <math><mi><plaintext>inmath</mi> &lt;x</math>", "text=inmath%3C%2Fmi%3E%20%26lt%3Bx",
+     "inmath</mi> &lt;x"),
+    ('<p>before <plaintext style="white-space:normal">aa   bb\r\n\r\ncc</p>', "text=aa%20bb%20cc", "aa   bb\r\n\r\ncc"),
+])
+def test_the_rest_of_a_page_after_plaintext_is_its_text_as_written(page: str, fragment: str,
+                                                                   expected: str | None) -> None:
+    assert find(fragment, page, html=True) == expected
+
+
+def test_an_emails_reading_of_plaintext_is_as_it_was() -> None:
+    assert markup_page_text(PLAINTEXT, "html", reading=2).text.startswith("before\nafter bold & \nmore line2 x")
+
+
+@given(st.lists(st.sampled_from([*"ab <>/&;p\n\"'=!-\x00", "&amp;", "</plaintext>", "<b>", "\t"]),
+                max_size=40).map(lambda pieces: "".join(pieces).replace("\n", "\r\n")))
+@settings(max_examples=300, deadline=None)
+def test_after_plaintext_the_page_text_is_what_an_html5_parser_reads(rest: str) -> None:
+    # html5lib's tokenizer, an independent HTML parser: the plaintext element's text is the rest of the page,
+    # line breaks read as LF and a NUL as U+FFFD
+    import html5lib
+
+    source = "<p>alpha </p><plaintext>" + rest
+    element = html5lib.parse(source, namespaceHTMLElements=False).find(".//plaintext")
+    expected = "".join(element.itertext())
+    assert markup_page_text(source, "html").text == "alpha" + ("\n" + expected if expected else "")
+
+
+def test_an_xmp_shows_a_character_reference_as_written() -> None:
+    # RAWTEXT: Chromium 150 highlights "x &amp; y" in <xmp>x &amp; y</xmp>, and no "x & y" (found 2026-12-01)
+    page = "<p>xmpre</p><xmp>x &amp; y</xmp>"
+    assert find("text=x%20%26amp%3B%20y", page, html=True) == "x &amp; y"
+    assert find("text=x%20%26%20y", page, html=True) is None
+    assert markup_page_text(page, "html", reading=2).text == "xmpre\nx & y"

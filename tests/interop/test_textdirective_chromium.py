@@ -611,3 +611,26 @@ def _paints_and_names(chromium: Pipe, server: str, html: str, path: str, fragmen
     chromium.call("Target.closeTarget", {"targetId": _target(chromium, tab)}, None, time.monotonic() + 30)
     assert bool(theirs) == (expected is not None)
     assert named == ([] if expected is None else [expected])
+
+
+PLAINTEXT = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+             "<p>xmpre</p><xmp>x &amp; y</xmp>\n"
+             "<p>before <plaintext>after <b>bold</b> &amp; </plaintext> more\n  line2 nul\x00two\n</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=after%20%3Cb%3Ebold", "after <b>bold"), ("text=after%20bold", None), ("text=%26amp%3B", "&amp;"),
+    ("text=bold%20%26", None), ("text=%3C%2Fplaintext%3E%20more", "</plaintext> more"),
+    ("text=more%0A%20%20line2", "more\r\n  line2"), ("text=more%20line2", None), ("text=before%20after", None),
+    ("text=nul%EF%BF%BDtwo", "nul\x00two"), ("text=%3C%2Fbody%3E", "</body>"),
+    ("text=x%20%26amp%3B%20y", "x &amp; y"), ("text=x%20%26%20y", None),
+])
+def test_the_text_after_plaintext_and_in_an_xmp_is_matched_as_chromium_does(chromium: Pipe, server: str,
+                                                                           fragment: str, expected: str | None) -> None:
+    """After ``<plaintext>`` the rest of the page is its text as written (the tokenizer's PLAINTEXT state: no tags, no
+    character references, a NUL is U+FFFD), and an ``xmp``'s text has no character references (RAWTEXT).
+
+    Marker spans after ``<plaintext>`` would be text: what is compared is whether Chromium paints, and what pdi
+    names in the source.
+    """
+    _paints_and_names(chromium, server, PLAINTEXT, "/plaintext.html", fragment, expected)

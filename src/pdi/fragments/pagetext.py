@@ -14,7 +14,8 @@ A :class:`PageText` holds
   ``plaintext`` and ``textarea``, and where a style says ``white-space: pre``,
   ``pre-wrap`` or ``break-spaces``; only line breaks kept for ``pre-line``),
   a character reference read as its
-  character. What is text follows WICG Text Fragments §3.5.2 ("visible text
+  character (but in an ``xmp``, and after a ``plaintext`` start tag, where
+  all the rest of the page is that element's text as written). What is text follows WICG Text Fragments §3.5.2 ("visible text
   node", "search invisible") as Chromium applies it, checked in Chromium
   page by page (tests/interop/test_textdirective_chromium.py):
 
@@ -359,7 +360,10 @@ def plain_page_text(text: str) -> PageText:
 #: read no more text until an ``</option>``), reads no text in an ``option`` with a ``label`` (it shows the label),
 #: ignores the tags of a table's parts outside a table (``<td hidden>`` in a ``div``: 1 and 2 hid what it held), and
 #: a NUL in a ``textarea``'s or an ``xmp``'s text or in SVG as U+FFFD (1 and 2 ignored it, as an HTML
-#: element's text drops it). A change that moves the text of some page makes a new reading.
+#: element's text drops it). It reads the rest of a page after an HTML ``<plaintext>`` as that element's text, as
+#: written (the tokenizer's PLAINTEXT state: 1 and 2 read tags and character references there), and an ``xmp``'s
+#: text with no character references (RAWTEXT: 1 and 2 read ``&amp;`` there as ``&``).
+#: A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
@@ -397,6 +401,7 @@ class _PageReader:
         self.pre = 0  # how many preformatted elements are open
         self.raw_pre = False  # in an xmp's or a textarea's text (kept as written)
         self.after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
+        self.literal = False  # in a plaintext's text: no character references (PLAINTEXT state), NUL is U+FFFD
 
     def read(self) -> PageText:
         """Read the whole source: text, comments, CDATA sections, declarations and tags in turn."""
@@ -464,8 +469,9 @@ class _PageReader:
         white_space = self.open_elements[-1].white_space if self.reading >= 2 and not self.raw_pre else None
         # a NUL is dropped from the text of an HTML element (as pdi's folding ignores it), but in RCDATA and RAWTEXT
         # (a textarea's, an xmp's text) and in SVG it is U+FFFD (WHATWG HTML §13.2.5.2, §13.2.5.3, §13.2.6.5)
-        replaced = self.reading >= 3 and (self.raw_pre or self.open_elements[-1].foreign == "svgtext")
-        for piece, s, e in scan.decoded_pieces(source, a, b):
+        replaced = self.reading >= 3 and (self.raw_pre or self.literal or self.open_elements[-1].foreign == "svgtext")
+        pieces = [(source[a:b], a, b)] if self.literal else scan.decoded_pieces(source, a, b)
+        for piece, s, e in pieces:
             if not piece and e > s and self.reading >= 3:
                 piece = _numeric_reference(source[s:e])
             if not piece:
@@ -520,6 +526,8 @@ class _PageReader:
                     and any(e.name == name for e in self.open_elements[1:]):
                 skipping.clear()  # the end tag of an element around it ends it too (<option hidden>…</select>)
             else:
+                if name == "plaintext" and not closing and self._plaintext_here():
+                    return len(source)  # the rest of the page is a hidden element's text
                 if name == skipping[-1]:
                     if closing:
                         skipping.pop()
@@ -529,6 +537,9 @@ class _PageReader:
         if name in _TABLE_PARTS and self.reading >= 3 and not any(e.name == "table" for e in self.open_elements):
             builder.glued = True  # the text around it is one text node: no word ends there
             return end  # a table's part outside any table is no element: an HTML parser ignores its tags
+        # an HTML plaintext start tag: the tokenizer's PLAINTEXT state, the rest of the page its text (WHATWG HTML
+        # §13.2.5.5; reading 3 on, 1 and 2 read tags and references after it)
+        plaintext = name == "plaintext" and not closing and self.reading >= 3 and self._plaintext_here()
         if name == "rt" and self.reading >= 2:
             builder.word_break = True  # a ruby annotation: its text joins the base's, each its own words (Chromium)
         if closing:
@@ -536,7 +547,9 @@ class _PageReader:
             if closed or (closed is None and name in BLOCK):
                 builder.boundary()
         elif self._start_tag(name, name_match.end(), end):
-            return end
+            return len(source) if plaintext else end
+        if plaintext:
+            return self._plaintext(end)
         if name in PREFORMATTED:
             if closing:
                 self.pre = max(0, self.pre - 1)
@@ -600,6 +613,26 @@ class _PageReader:
                                        self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space, foreign))
         return False
 
+    def _plaintext_here(self) -> bool:
+        """Whether a ``plaintext`` start tag here is HTML's (it starts PLAINTEXT): outside SVG and MathML, or in a
+        MathML text integration point (``mi``, ``mo``, ``mn``, ``ms``, ``mtext``: WHATWG HTML §13.2.6.5), or in
+        a skipped svg ``desc`` or ``title`` (HTML integration points); in reading 3 on."""
+        if self.reading < 3:
+            return False
+        inner = self.open_elements[-1]
+        if self.skipping and inner.foreign in ("svg", "svgtext"):
+            return self.skipping[0] in ("desc", "title")
+        return not inner.foreign or (inner.foreign == "math" and inner.name in ("mi", "mo", "mn", "ms", "mtext"))
+
+    def _plaintext(self, end: int) -> int:
+        """The text after a ``plaintext`` start tag (ending at ``end``): all the rest of the source, as written
+        (no tags, no character references; a NUL is U+FFFD, a first line break is text); where reading goes on."""
+        self.pre += 1
+        self.after_pre = False
+        self.literal = True
+        self._text(end, len(self.source))
+        return len(self.source)
+
     def _foreign(self, name: str) -> tuple[str, bool]:
         """What an element ``name`` starting here is in (from reading 2 on): ``"svg"`` (SVG, where only a ``text``
         element's text is rendered), ``"svgtext"``, ``"math"`` or ``""`` (HTML); and whether it is not rendered."""
@@ -639,8 +672,9 @@ class _PageReader:
             self.pre += 1
             self.after_pre = name == "textarea"
             self.raw_pre = True
+            self.literal = name == "xmp" and self.reading >= 3  # RAWTEXT: no character references (&amp; is text)
             self._text(end, stop)
-            self.raw_pre = False
+            self.raw_pre = self.literal = False
             self.after_pre = False
             self.pre -= 1
             builder.boundary()
