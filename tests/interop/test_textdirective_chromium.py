@@ -634,3 +634,31 @@ def test_the_text_after_plaintext_and_in_an_xmp_is_matched_as_chromium_does(chro
     names in the source.
     """
     _paints_and_names(chromium, server, PLAINTEXT, "/plaintext.html", fragment, expected)
+
+
+LIST_BOXES = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+              '<p>lb <select size=4><optgroup label="grplabel one"><option>opta</option><option>optb</option>'
+              "</optgroup><option>optc</option></select> la</p>\n<p>dd <select><optgroup label=dglabel><option>dopt"
+              "</option></optgroup></select> de</p>\n<datalist><optgroup label=dlg><option label=dll>dlopt</option>"
+              '</datalist>\n<p><select size=3><option label="spaced   label">c</option><option label="a &amp; b">d'
+              "</option><option>mixa<b>mixb</b></option></select></p>\n<p>xx <option label=ol>t</option> yy</p>\n"
+              "<p>aa <option>ot</option> bb</p>\n<p>cc <optgroup label=og></optgroup> dd</p>\n</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=grplabel%20one", "grplabel one"), ("text=one%20opta", None), ("text=lb%20grplabel", None),
+    ("text=optb%20optc", None), ("text=dglabel", None), ("text=dopt", None), ("text=dlg", None), ("text=dll", None),
+    ("text=dlopt", None), ("text=spaced%20label", "spaced   label"), ("text=a%20%26%20b", "a &amp; b"),
+    ("text=mixa", None), ("text=mixamixb", "mixa<b>mixb"), ("text=ol", "ol"), ("text=xx%20ol", None),
+    ("text=aa%20ot", None), ("text=ot", "ot"), ("text=og", "og"), ("text=cc%20og", None),
+])
+def test_option_and_optgroup_labels_are_matched_as_chromium_does(chromium: Pipe, server: str, fragment: str,
+                                                                 expected: str | None) -> None:
+    """A list box shows an ``optgroup``'s label and an ``option``'s label (in place of its text) each as a line, and
+    an option's text as one string; a drop-down's and a ``datalist``'s are search invisible; out of a ``select`` an
+    option is a line of its own and shows its label.
+
+    A label is no text of the page, and a highlight is not painted in an option: what is compared is whether
+    Chromium paints, and what pdi names in the source.
+    """
+    _paints_and_names(chromium, server, LIST_BOXES, "/listboxes.html", fragment, expected)

@@ -55,7 +55,7 @@ from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
 from pdi.passages import scan
 
-__all__ = ["BLOCK_DISPLAY", "Declared", "PageStyle", "attributes", "display_breaks", "display_is_block"]
+__all__ = ["BLOCK_DISPLAY", "Declared", "PageStyle", "attribute_span", "attributes", "display_breaks", "display_is_block"]
 
 #: ``display`` values of block-level display (the WICG spec's "block-level display", and the table parts,
 #: which Chromium's text finder also ends a block at, as it does at ``td``).
@@ -209,6 +209,18 @@ def attributes(tag_rest: str) -> dict[str, str]:
             raw = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
             found[name] = scan.unescape(raw) if raw else ""
     return found
+
+
+def attribute_span(tag_rest: str, name: str) -> tuple[int, int] | None:
+    """Where in ``tag_rest`` (as :func:`attributes` reads it) the value of the first attribute ``name`` (lower case)
+    stands, as written (inside its quotes); ``None`` if the tag has no such attribute."""
+    for m in _ATTRIBUTE.finditer(tag_rest):
+        if m.group(1).lower() == name:
+            for group in (2, 3, 4):
+                if m.group(group) is not None:
+                    return m.span(group)
+            return m.end(), m.end()
+    return None
 
 
 def display_is_block(value: str) -> bool:

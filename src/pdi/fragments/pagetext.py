@@ -32,7 +32,10 @@ A :class:`PageText` holds
     ``a``, two spaces, ``b``);
   - text: ``hidden=until-found`` content and a closed ``details``' content
     (a browser reveals them to show a match); a ``textarea``'s text and a
-    list box's options (``select multiple``, or ``size`` above 1); a ``button``'s label;
+    list box's options (``select multiple``, or ``size`` above 1), each a
+    line read as one string (no word ends at a tag inside); the ``label`` of an
+    ``optgroup``, and of an ``option`` in place of its text, each a line of
+    its own (in a list box, and out of any ``select``); a ``button``'s label;
   - blocks: the elements the HTML standard's rendering section (§15.3)
     displays as block, list-item, table or one of its parts, or that a style
     makes block-level or ``inline-block`` (and ``inline-flex``, ``-grid``,
@@ -87,7 +90,7 @@ from typing import Final
 
 from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
-from pdi.fragments.pagestyle import PageStyle, attributes, display_breaks
+from pdi.fragments.pagestyle import PageStyle, attribute_span, attributes, display_breaks
 from pdi.passages import scan
 from pdi.passages.fulltext import Passage
 
@@ -363,6 +366,9 @@ def plain_page_text(text: str) -> PageText:
 #: element's text drops it). It reads the rest of a page after an HTML ``<plaintext>`` as that element's text, as
 #: written (the tokenizer's PLAINTEXT state: 1 and 2 read tags and character references there), and an ``xmp``'s
 #: text with no character references (RAWTEXT: 1 and 2 read ``&amp;`` there as ``&``).
+#: It shows the ``label`` of an ``optgroup`` and of an ``option`` as a line of its own, reads a list box's option
+#: as one string (no word ends at a tag in it), and makes an ``option`` out of a ``select`` a line of its own (1 and
+#: 2 read no labels, and read an option out of a select inline).
 #: A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
@@ -558,7 +564,15 @@ class _PageReader:
                 self.after_pre = True
         elif name == "br" and not closing:
             builder.boundary()  # Chromium matches no term across a line break (tested)
+        if self.reading >= 3 and name not in ("option", "optgroup", "select") and self._in_list_box_option():
+            builder.glued = True  # a list box shows an option's text as one string: no word ends at a tag in it
         return end
+
+    def _in_list_box_option(self) -> bool:
+        """Whether the innermost element open is in an ``option`` of a list box (Chromium 150 finds
+        ``mixamixb`` and no ``mixa`` in ``<select size=3><option>mixa<b>mixb</b>``)."""
+        names = [e.name for e in self.open_elements]
+        return "option" in names and "select" in names
 
     def _start_tag(self, name: str, attributes_at: int, end: int) -> bool:
         """An HTML start tag (its attributes from ``attributes_at``, its end at ``end``) read; True if what it holds is not text."""
@@ -581,8 +595,9 @@ class _PageReader:
             block = not none and display_breaks(declared.display)
         else:
             block = (name in BLOCK or name in ATOMIC) and not hidden_input
-            if name == "option" and self.reading >= 2 and open_elements[-1].name in ("select", "optgroup"):
-                block = True  # each option of a list box is a line of its own (Chromium, tested)
+            if name == "option" and (self.reading >= 3 or (self.reading >= 2
+                                                             and open_elements[-1].name in ("select", "optgroup"))):
+                block = True  # each option is a line of its own, in a list box or out of a select (Chromium, tested)
         if open_elements[-1].items_are_blocks and declared.display != "contents":
             block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
         foreign, unrendered = self._foreign(name)
@@ -596,6 +611,14 @@ class _PageReader:
             return True
         # rp: the parentheses a browser without ruby shows (the HTML rendering section, §15.3.4: display none)
         none = none or (name == "rp" and self.reading >= 2 and declared.display is None)
+        if not none and name in ("option", "optgroup") and self.reading >= 3 and attrs.get("label"):
+            # an optgroup's label shows, and an option's label in place of its content, each a line of its own (in
+            # a list box, WHATWG HTML §15.5.15; Chromium 150 shows them out of a select too): the attribute's text
+            span = attribute_span(rest, "label")
+            assert span is not None
+            builder.boundary()
+            self._text(attributes_at + span[0], attributes_at + span[1])
+            builder.boundary()
         # an option with a label shows the label, not its content (WHATWG HTML §4.10.10; Chromium 150 finds no text in
         # <option label=k>text</option>, in a list box or out of one)
         none = none or (name == "option" and self.reading >= 3 and bool(attrs.get("label")))
