@@ -662,3 +662,34 @@ def test_option_and_optgroup_labels_are_matched_as_chromium_does(chromium: Pipe,
     Chromium paints, and what pdi names in the source.
     """
     _paints_and_names(chromium, server, LIST_BOXES, "/listboxes.html", fragment, expected)
+
+
+MATHML = ("<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>t</title>" + STYLE + "</head><body>\n"
+          "<p><math><semantics><annotation>anfirst</annotation><mi>sec</mi></semantics></math></p>\n"
+          "<p><math><maction actiontype=toggle><mi>actone</mi><mi>acttwo</mi></maction></math></p>\n"
+          "<p><math><mphantom><mi>phan</mi></mphantom><mi>after</mi></math></p>\n"
+          "<p><math>loosemath<mrow>rowtext</mrow></math></p>\n"
+          "<p><math><semantics><mrow><mi>sa</mi></mrow><mi>sbb</mi></semantics></math></p>\n"
+          "<p><math><mrow><b>brk</b></mrow></math></p>\n<p><math><mtext><b>inbold</b> more</mtext></math></p>\n"
+          "<p><math><mi>mi<span>sp</span></mi></math></p>\n"
+          "<p><svg width=300 height=40><text x=0 y=15>svga<b>svgb</b> svgc</text></svg> svgd</p>\n"
+          "</body></html>\n")
+
+
+@pytest.mark.parametrize("fragment, expected", [
+    ("text=anfirst", None), ("text=sec", None), ("text=actone", "actone"), ("text=acttwo", None), ("text=phan", None),
+    ("text=after", "after"), ("text=loosemath", None), ("text=rowtext", None), ("text=sa", "sa"), ("text=sbb", None),
+    ("text=brk", "brk"), ("text=inbold", "inbold"), ("text=inbold%20more", None), ("text=misp", None),
+    ("text=sp", "sp"), ("text=svga", "svga"), ("text=svgb%20svgc", "svgb</b> svgc"), ("text=svgasvgb", None),
+    ("text=svgc%20svgd", "svgc</text></svg> svgd"),
+])
+def test_mathml_is_matched_as_chromium_lays_it_out(chromium: Pipe, server: str, fragment: str,
+                                                   expected: str | None) -> None:
+    """Only a MathML token element's text is shown (``mi``, ``mo``, ``mn``, ``ms``, ``mtext``), a ``semantics``'
+    and an ``maction``'s first child only, no ``mphantom``; an HTML element in a token element is a box of its own,
+    and an HTML start tag of the breakout list (``b``, ``p``, ``span`` …) outside one ends the math or svg.
+
+    Marker spans in MathML or SVG shift what they mark: what is compared is whether Chromium paints, and what pdi
+    names in the source.
+    """
+    _paints_and_names(chromium, server, MATHML, "/mathml.html", fragment, expected)

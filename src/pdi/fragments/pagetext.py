@@ -53,7 +53,12 @@ A :class:`PageText` holds
   - SVG and MathML: an ``svg`` and a ``math`` are boxes in the line; in an
     svg only its ``text`` elements' text is text, each a block (not in
     ``desc``, ``title``, ``defs`` and the others of :data:`SVG_UNRENDERED`);
-    every MathML element is a block, a ``semantics``' annotation not text.
+    every MathML element is a block, and so is an HTML element in one; only
+    the text of MathML token elements (``mi``, ``mo``, ``mn``, ``ms``,
+    ``mtext``, which hold HTML) is text, not of a ``semantics``' or an
+    ``maction``'s later children, an annotation or an ``mphantom``; an HTML
+    start tag of the parser's breakout list (``b``, ``p``, ``span`` …) ends the
+    svg or math around it (not in a token element).
 
   Styles are read as far as they can be without a CSS engine
   (:mod:`pdi.fragments.pagestyle`): ``style`` attributes, and the page's
@@ -152,12 +157,24 @@ SVG_UNRENDERED: Final = frozenset({
 })
 #: MathML elements not rendered: a ``semantics``' annotations (MathML Core §3.1.2.1, only its first child shows).
 MATH_UNRENDERED: Final = frozenset({"annotation", "annotation-xml"})
+#: MathML token elements: the only MathML elements whose text is rendered, and text integration points, where the
+#: tags are HTML's (WHATWG HTML §13.2.6.5; MathML Core §3.2). Text in another MathML element is not shown.
+MATH_TOKENS: Final = frozenset({"mi", "mo", "mn", "ms", "mtext"})
+#: MathML elements that show only their first child (MathML Core §3.1.2.1, §3.7.1: ``semantics``, ``maction``).
+MATH_FIRST_CHILD: Final = frozenset({"semantics", "maction"})
+#: HTML start tags that end SVG and MathML content (WHATWG HTML §13.2.6.5, "any other start tag" breakout list; a
+#: ``font`` with ``color``, ``face`` or ``size`` too): the foreign elements open are closed and the tag is HTML's.
+FOREIGN_BREAKOUT: Final = frozenset({
+    "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em", "embed", "h1", "h2",
+    "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta", "nobr", "ol", "p", "pre",
+    "ruby", "s", "small", "span", "strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var",
+})
 _NO_ATTRIBUTES: Final[Mapping[str, str]] = {}
 #: ``display`` values whose element lays its children out as blocks (flex and grid items are blockified).
 _LAYS_OUT_ITEMS: Final = frozenset({
     "flex", "grid", "inline-flex", "inline-grid", "block flex", "block grid", "inline flex", "inline grid",
 })
-_TELLING: Final = re.compile(r"style|hidden|multiple|size|label", re.IGNORECASE)
+_TELLING: Final = re.compile(r"style|hidden|multiple|size|label|color|face", re.IGNORECASE)
 _DIGITS: Final = re.compile(r"[ \t\n\f\r]*\+?([0-9]+)")
 _COLLAPSING: Final = re.compile(r"[ \t\n\r\f]{2,}|[\t\n\r\f]")
 _WHITE: Final = " \t\n\r\f"
@@ -369,6 +386,9 @@ def plain_page_text(text: str) -> PageText:
 #: It shows the ``label`` of an ``optgroup`` and of an ``option`` as a line of its own, reads a list box's option
 #: as one string (no word ends at a tag in it), and makes an ``option`` out of a ``select`` a line of its own (1 and
 #: 2 read no labels, and read an option out of a select inline).
+#: In MathML it reads only token elements' text, a ``semantics``' and an ``maction``'s first child only and no
+#: ``mphantom``, each HTML element in a token element a block, and it ends the SVG or MathML around an HTML breakout
+#: start tag (1 and 2 read all text in MathML, and such a tag as SVG's or MathML's).
 #: A change that moves the text of some page makes a new reading.
 READINGS: Final = (1, 2, 3)
 #: The reading a text directive is matched in.
@@ -408,6 +428,7 @@ class _PageReader:
         self.raw_pre = False  # in an xmp's or a textarea's text (kept as written)
         self.after_pre = False  # just after <pre>: a first line break is not text (WHATWG 13.2.6.4.7)
         self.literal = False  # in a plaintext's text: no character references (PLAINTEXT state), NUL is U+FFFD
+        self.past_first: set[int] = set()  # the ids of the open semantics and maction elements whose first child began
 
     def read(self) -> PageText:
         """Read the whole source: text, comments, CDATA sections, declarations and tags in turn."""
@@ -460,8 +481,11 @@ class _PageReader:
     def _text(self, a: int, b: int) -> None:
         """The text ``[a, b)`` of the source, as the elements open show it."""
         source, builder = self.source, self.builder
-        if a >= b or self.skipping or self.open_elements[-1].foreign == "svg":  # SVG renders only its text elements
+        inner = self.open_elements[-1]
+        if a >= b or self.skipping or inner.foreign == "svg":  # SVG renders only its text elements
             return
+        if inner.foreign == "math" and self.reading >= 3 and inner.name not in MATH_TOKENS:
+            return  # MathML renders only its token elements' text (Chromium 150 finds no <mrow>text</mrow>)
         if not self.open_elements[-1].visible:
             if source[a:b].strip(_WHITE):
                 builder.invisible()
@@ -600,10 +624,22 @@ class _PageReader:
                 block = True  # each option is a line of its own, in a list box or out of a select (Chromium, tested)
         if open_elements[-1].items_are_blocks and declared.display != "contents":
             block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
+        if self.reading >= 3:
+            if self._breaks_out(name, attrs):
+                builder.boundary()  # the svg or math ends here (a box of its own)
+            parent = open_elements[-1]
+            if parent.foreign == "math" and parent.name in MATH_FIRST_CHILD:
+                if id(parent) in self.past_first:  # a later child of a semantics or an maction is not shown
+                    self.skipping.append(name)
+                    return True
+                self.past_first.add(id(parent))
         foreign, unrendered = self._foreign(name)
         void = name in VOID or (bool(foreign) and self.source[end - 2 : end] == "/>")  # self-closing in SVG, MathML
         if foreign and (name in ("svg", "math", "text", "foreignobject") or foreign == "math"):
             block = True  # a box of its own in the line, each svg text and every MathML box (Chromium, tested)
+        if self.reading >= 3 and open_elements[-1].foreign == "math":
+            block = True  # an HTML element in a MathML token element is blockified (Chromium 150: no "a b" in
+            # <mtext><b>a</b> b</mtext>)
         if not none and name in ATOMIC:
             builder.boundary()  # a box in the line: no term runs across it (Chromium, tested)
         if unrendered and not void:
@@ -632,8 +668,12 @@ class _PageReader:
             visible = parent.visible if declared.visibility is None else declared.visibility == "visible"
             # white-space is inherited; pre, listing and plaintext are pre (the HTML rendering section, §15.3.3)
             white_space = declared.white_space or ("pre" if name in PREFORMATTED else parent.white_space)
-            open_elements.append(_Open(name, block, visible,
-                                       self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space, foreign))
+            if foreign == "math" and name == "mphantom" and self.reading >= 3 and declared.visibility is None:
+                visible = False  # MathML Core's mphantom { visibility: hidden } (Chromium 150 finds none of its text)
+            opened = _Open(name, block, visible, self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space,
+                           foreign)
+            self.past_first.discard(id(opened))  # an id a closed element had
+            open_elements.append(opened)
         return False
 
     def _plaintext_here(self) -> bool:
@@ -656,6 +696,19 @@ class _PageReader:
         self._text(end, len(self.source))
         return len(self.source)
 
+    def _breaks_out(self, name: str, attrs: Mapping[str, str]) -> bool:
+        """Whether the HTML start tag ``name`` ends the SVG or MathML open around it (not in a MathML token
+        element, where tags are HTML's: WHATWG HTML §13.2.6.5): the foreign elements are closed; whether any was."""
+        open_elements = self.open_elements
+        inner = open_elements[-1]
+        if not inner.foreign or (inner.foreign == "math" and inner.name in MATH_TOKENS):
+            return False
+        if name not in FOREIGN_BREAKOUT and not (name == "font" and ({"color", "face", "size"} & attrs.keys())):
+            return False
+        while open_elements[-1].foreign:
+            open_elements.pop()
+        return True
+
     def _foreign(self, name: str) -> tuple[str, bool]:
         """What an element ``name`` starting here is in (from reading 2 on): ``"svg"`` (SVG, where only a ``text``
         element's text is rendered), ``"svgtext"``, ``"math"`` or ``""`` (HTML); and whether it is not rendered."""
@@ -665,6 +718,8 @@ class _PageReader:
         if not outer:
             return {"svg": "svg", "math": "math"}.get(name, ""), False
         if outer == "math":
+            if self.reading >= 3 and self.open_elements[-1].name in MATH_TOKENS and name not in ("mglyph", "malignmark"):
+                return "", False  # a token element is a text integration point: its tags are HTML's
             return "math", name in MATH_UNRENDERED
         if name == "foreignobject":
             return "", False  # HTML again
