@@ -765,7 +765,11 @@ def _numeric_reference(reference: str) -> str:
     reference end state") keeps it (a parse error, not a removal; NUL, a surrogate, past U+10FFFF and the C1 controls
     of its table are what :func:`html.unescape` already reads as HTML does)."""
     digits = reference[2:].rstrip(";")
-    number = int(digits[1:], 16) if digits[:1] in ("x", "X") else int(digits)
+    hexadecimal = digits[:1] in ("x", "X")
+    digits = (digits[1:] if hexadecimal else digits).lstrip("0")  # no int of thousands of leading zeros' digits
+    if len(digits) > 8:
+        return ""  # past U+10FFFF: html.unescape reads it (U+FFFD)
+    number = int(digits or "0", 16 if hexadecimal else 10)
     return chr(number) if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF else ""
 
 
