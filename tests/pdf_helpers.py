@@ -53,3 +53,22 @@ def huge_page_pdf(side: int, shapes: list[tuple[tuple[int, int, int, int], tuple
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << >> /Contents 3 0 R >>" % (side, side),
     ])
+
+
+def tounicode_pdf(glyphs: list[bytes]) -> bytes:
+    """One page drawing one glyph of Helvetica for each of ``glyphs``, codes 0x41 upwards, whose font's ToUnicode
+    map gives glyph k the UTF-16BE octets ``glyphs[k]`` (any units: lone surrogates too)."""
+    mapping = b"".join(b"<%02X> <%s>\n" % (0x41 + k, units.hex().upper().encode()) for k, units in enumerate(glyphs))
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def\n"
+            b"1 begincodespacerange <00> <FF> endcodespacerange\n%d beginbfchar\n" % len(glyphs) + mapping
+            + b"endbfchar\nendcmap CMapName currentdict /CMap defineresource pop end end")
+    content = b"BT /F1 24 Tf 50 700 Td <%s> Tj ET" % bytes(range(0x41, 0x41 + len(glyphs))).hex().encode()
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
+        b" /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+    ])

@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pdi.fragments.pdf as pdf
-from pdf_helpers import operators_pdf, pages_pdf, pdf_of
+from pdf_helpers import operators_pdf, pages_pdf, pdf_of, tounicode_pdf
 from pdi.errors import LimitError
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
@@ -235,3 +235,29 @@ def test_a_destinations_line_is_the_highest_below_its_top_and_right_of_its_left(
     # of the left, the first in layer order among equals; none: the page's end
     below = [(-middle, at) for at, middle, right in page if middle <= top and right > left]
     assert _PageLines(page).highest_below(top, left) == (min(below)[1] if below else None)
+
+
+_UNITS = st.one_of(st.integers(0xD800, 0xDFFF), st.sampled_from([0xD83D, 0xDE00, 0xDBFF, 0xDC00]),
+                   st.integers(0x41, 0x5A))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(_UNITS, min_size=1, max_size=3), min_size=1, max_size=5))
+def test_the_layer_is_the_pages_utf16_as_unicode_a_lone_surrogate_ufffd(glyphs: list[list[int]]) -> None:
+    """Rule 4 of docs/pdf-text-layer.md §2: PDFium gives a character outside the BMP as two surrogates; the layer
+    holds the character they encode, and a lone surrogate as U+FFFD, as the standard library's UTF-16 decoder
+    reads the same units (found by a hunt: a ToUnicode map to <D83DDE00> was kept as two surrogates, and the
+    layer's text served as UTF-8 was not UTF-8)."""
+    octets = [b"".join(unit.to_bytes(2, "big") for unit in units) for units in glyphs]
+    layer = pdf.text_layer(tounicode_pdf(octets))
+    assert layer.text == b"".join(octets).decode("utf-16-be", "replace") + "\r\n"
+    assert layer.utf8.decode("utf-8") == layer.text  # well-formed UTF-8, no surrogate in it
+    assert len(layer.boxes) == 4 * len(layer.text)
+
+
+def test_a_character_outside_the_bmp_reads_as_pdftotext_reads_it(tmp_path: Path) -> None:
+    data = tounicode_pdf([b"\xd8\x3d\xde\x00", b"\xd8\x00", b"\x00B"])  # 😀, a lone high surrogate, B
+    (tmp_path / "a.pdf").write_bytes(data)
+    poppler = subprocess.run(["pdftotext", str(tmp_path / "a.pdf"), "-"], capture_output=True, check=True).stdout
+    layer = pdf.TextLayer.from_bytes(pdf.build_layer_index(data), len(data))
+    assert layer.utf8 == poppler.decode("utf-8").rstrip("\n\f").encode("utf-8") + b"\r\n"

@@ -297,14 +297,24 @@ def _page_text(page: Any) -> tuple[str, array[float]]:
     try:
         count = textpage.count_chars()
         raw = textpage.get_text_range() if count else ""
-        if len(raw) != count:  # a character outside the BMP: GetText's UTF-16 has two units for it
+        if len(raw) != count:  # a lone surrogate GetText wrote (dropped in decoding), or a pair (one character)
             raw = "".join(chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(count))
         out: list[str] = []
+        paired = -1  # the index of a low surrogate joined to the high one before it (rule 4)
         for index, char in enumerate(raw):
-            pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top)
-            box = (left.value, bottom.value, right.value, top.value)
-            if not all(map(math.isfinite, box)):  # a glyph scaled past float range (cm 1e9 five times): no place
-                box = _NO_BOX
+            if index == paired:
+                continue
+            box = _char_box(textpage, index, left, right, bottom, top)
+            if "\ud800" <= char <= "\udfff":  # rule 4: PDFium gives a character outside the BMP as two surrogates
+                after = raw[index + 1] if index + 1 < len(raw) else ""
+                if char <= "\udbff" and "\udc00" <= after <= "\udfff":
+                    out.append(chr(0x10000 + ((ord(char) - 0xD800) << 10) + (ord(after) - 0xDC00)))
+                    boxes.extend(_union(box, _char_box(textpage, index + 1, left, right, bottom, top)))
+                    paired = index + 1
+                    continue
+                out.append("\ufffd")  # a lone surrogate is no character: its UTF-8 would not be UTF-8
+                boxes.extend(box)
+                continue
             # PDFium's own spaces and CR LF have an empty box; only those are asked about
             if left.value == right.value and bottom.value == top.value \
                     and pdfium_c.FPDFText_IsGenerated(textpage.raw, index) == 1:
@@ -327,6 +337,27 @@ def _page_text(page: Any) -> tuple[str, array[float]]:
         text += LINE_BREAK
         boxes.extend(_NO_BOX * len(LINE_BREAK))
     return text, boxes
+
+
+def _char_box(textpage: Any, index: int, *where: Any) -> tuple[float, float, float, float]:
+    """Character ``index``'s box on a PDFium text page (left, bottom, right, top), :data:`_NO_BOX` where PDFium
+    gives a coordinate that is not finite (a glyph scaled past float range: cm 1e9 five times)."""
+    import pypdfium2.raw as pdfium_c
+
+    left, right, bottom, top = where
+    pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top)
+    box = (left.value, bottom.value, right.value, top.value)
+    return box if all(map(math.isfinite, box)) else _NO_BOX
+
+
+def _union(one: tuple[float, float, float, float], two: tuple[float, float, float, float],
+           ) -> tuple[float, float, float, float]:
+    """The smallest box holding both boxes (either, where the other is none)."""
+    if math.isnan(one[0]):
+        return two
+    if math.isnan(two[0]):
+        return one
+    return min(one[0], two[0]), min(one[1], two[1]), max(one[2], two[2]), max(one[3], two[3])
 
 
 @dataclass(frozen=True)
