@@ -332,3 +332,30 @@ def test_the_viewers_count_of_pages_is_said_for_one_page_and_for_many(archive: A
         said[pages] = "".join(count.itertext())
     assert said == {1: "1 page, drawn by pdf.js as it comes into view",
                     3: "3 pages, drawn by pdf.js as they come into view"}
+
+
+def test_api_pdf_page_gives_a_page_whose_later_pages_are_refused(
+        archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a hunt: /api/pdf/page reads the page asked and the next few in one PDFium child, and a refusal of
+    any of them (a later page PDFium now reads otherwise than the kept layer, past its time limit) refused the page
+    asked too: page 1's boxes were a 4xx because of page 2. Page 1 is given; page 2 alone is refused."""
+    from pdi.fragments import pdf
+    from pdi.server.pages import pdf_view
+
+    data = pages_pdf(3)  # each page draws "ab"
+    name = str(archive.add(S, data, format="pdf"))
+    layer = pdf.text_layer(data)
+    assert layer.text == "ab\r\n\fab\r\n\fab\r\n"  # docs/pdf-text-layer.md §2: three pages of "ab"
+    # a layer kept by a build that read page 2 as "xy" (same length: its pages start where they do now)
+    kept = pdf.TextLayer("ab\r\n\fxy\r\n\fab\r\n", layer.page_starts, layer.boxes, "an earlier build",
+                         layer.page_sizes).to_bytes(len(data))
+    monkeypatch.setattr(archive, "fragment_index", lambda record: kept)
+    monkeypatch.setattr(pdf_view, "_PAGES", type(pdf_view._PAGES)())
+    monkeypatch.setattr(pdf_view, "_KEPT_CHARACTERS", {})
+    client = TestClient(create_app(archive.location, archive=archive))
+    first = client.get("/api/pdf/page", params={"pdi": name, "page": "1"})
+    assert first.status_code == 200, first.text
+    assert first.json()["text"] == "ab\r\n" and first.json()["boxes"][0] is not None
+    second = client.get("/api/pdf/page", params={"pdi": name, "page": "2"})
+    assert second.status_code != 200 and "otherwise than the build" in second.json()["detail"]
+    assert client.get("/api/pdf/page", params={"pdi": name, "page": "3"}).json()["text"] == "ab\r\n"

@@ -160,8 +160,15 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
         if total > MAX_PAGE_CHARACTERS:
             break
         numbers.append(n)
-    made = {boxes.number: (boxes.to_json(), len(boxes.text))
-            for boxes in pages_boxes(whole.data, index, numbers, name=name)}  # one PDFium child for them all
+    try:
+        read = pages_boxes(whole.data, index, numbers, name=name)  # one PDFium child for them all
+    except (LimitError, ParseError, UnsupportedError):
+        if len(numbers) == 1:
+            raise
+        # a page read ahead that PDFium refuses (reads otherwise than the kept layer, past its limits) refuses no
+        # other: the page asked alone, and its own refusal if it has one
+        read = pages_boxes(whole.data, index, [number], name=name)
+    made = {boxes.number: (boxes.to_json(), len(boxes.text)) for boxes in read}
     with _LOCK:  # what the same octets give: kept by their SHA-256 for the next reader who may read them
         for n, (made_page, count) in made.items():
             _PAGES[(key[0], n)] = made_page
