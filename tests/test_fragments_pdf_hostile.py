@@ -261,3 +261,6 @@ def test_a_character_outside_the_bmp_reads_as_pdftotext_reads_it(tmp_path: Path)
     poppler = subprocess.run(["pdftotext", str(tmp_path / "a.pdf"), "-"], capture_output=True, check=True).stdout
     layer = pdf.TextLayer.from_bytes(pdf.build_layer_index(data), len(data))
     assert layer.utf8 == poppler.decode("utf-8").rstrip("\n\f").encode("utf-8") + b"\r\n"
+    # a passage counts it as one character (PDI-GRAMMAR §3: code points), as UTF-8 (was "not valid utf-8")
+    index = layer.to_bytes(len(data))
+    assert pdf.evaluate_pdf("char", [0, 1], data, "application/pdf", None, index=index).data == "😀".encode()
