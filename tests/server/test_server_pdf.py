@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from pdf_helpers import pages_pdf
+from pdf_helpers import pages_pdf, tounicode_pdf
 from pdi.archive import Archive
 from pdi.server import create_app
 
@@ -359,3 +359,18 @@ def test_api_pdf_page_gives_a_page_whose_later_pages_are_refused(
     second = client.get("/api/pdf/page", params={"pdi": name, "page": "2"})
     assert second.status_code != 200 and "otherwise than the build" in second.json()["detail"]
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "3"}).json()["text"] == "ab\r\n"
+
+
+def test_a_character_outside_the_bmp_is_served_as_one_utf8_character(archive: Archive) -> None:
+    """Found by a hunt: a glyph mapped by its font's ToUnicode to U+1F600 (a surrogate pair) was kept in the text
+    layer as two lone surrogates: N2R of a passage was refused ("not valid utf-8") and /api/pdf/page could not
+    write its JSON as UTF-8. Both answer the one character, as pdftotext reads it."""
+    data = tounicode_pdf([b"\xd8\x3d\xde\x00", b"\x00B"])
+    name = str(archive.add(S, data, format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    passage = client.get(f"/uri-res/N2R?{name}%23char=0,2")
+    assert passage.status_code == 200, passage.text
+    assert passage.content == "\U0001F600B".encode()
+    page = client.get("/api/pdf/page", params={"pdi": name, "page": "1"})
+    assert page.status_code == 200, page.text
+    assert page.json()["text"] == "\U0001F600B\r\n" and len(page.json()["boxes"]) == 4
