@@ -162,7 +162,10 @@ class Delimiters:
         last line end); or, where Python reads the multipart as a leaf, where its body ends then: at a close
         delimiter that comes first, else (no delimiter line) at ``end`` (and Python reads on over the line end after
         it: :func:`pdi.mail.large._line_end_at`). ``path``: the multipart's part numbers, named in a refusal."""
-        delimiter = b"--" + boundary.encode("utf-8", "surrogateescape")
+        try:  # as Python's parser matches it: on lines read as ASCII, each 8-bit octet a lone surrogate
+            delimiter = b"--" + boundary.encode("ascii", "surrogateescape")
+        except UnicodeEncodeError:  # a letter no line read so holds (an 8-bit boundary read as UTF-8): no delimiter
+            return end
         spans: list[tuple[int, int]] = []
         part_start: int | None = None  # None: in the preamble
         for line in self._found(delimiter, body, end, path):
