@@ -68,9 +68,9 @@ as it is read, a few chunks held), in memory bounded by a few windows of
 For a message that Python's parser reads past a defect the two cut apart
 (a nested multipart that reuses an enclosing boundary; an entity whose
 header block's last line, not its first, begins ``From ``, a misplaced
-mbox From_ line, which Python reads as its body's first line, dropping the
-empty line after it, where the body is read here from after that empty
-line) the readings may differ, and the defects listed are those of the
+mbox From_ line, which Python reads as its body's first line, here too,
+but when an empty line follows it, which Python drops, where the body is
+read here from after that empty line) the readings may differ, and the defects listed are those of the
 header fields alone (no body is parsed): every message of at most
 :data:`STREAMED_FROM` octets is read by Python's parser, whole, as before.
 

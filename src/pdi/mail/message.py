@@ -646,20 +646,37 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
 
 def _body_start(data: bytes, start: int, end: int) -> int:
     """Where the body of the entity ``data[start:end]`` begins: after the empty line that ends its header fields,
-    or (no empty line: a missing separator) at the first line that is no header field."""
-    found = _header_block_end(data, start, end)
-    return end if found is None else found
+    or (no empty line: a missing separator) at the first line that is no header field; or, no empty line ending
+    them, at their last line when it begins ``From `` and is not their first (:func:`_header_scan`)."""
+    found, last_from = _header_scan(data, start, end)
+    return found if found is not None else end if last_from is None else last_from
 
 
 def _header_block_end(data: bytes, start: int, end: int) -> int | None:
     """:func:`_body_start` of ``data[start:end]``, or ``None`` when every line of it goes on the header block."""
+    return _header_scan(data, start, end)[0]
+
+
+def _header_scan(data: bytes, start: int, end: int) -> tuple[int | None, int | None]:
+    """Where the header block of ``data[start:end]`` ends (``None``: every line of it goes on it), and where its
+    last line starts if that line begins ``From `` and is not its first (else ``None``).
+
+    Python's parser reads a header block's last line that begins ``From `` (an mbox From_ line misplaced) as the
+    body's first line (``feedparser._parse_headers`` unreads it), where the header block is ended by a line that is
+    no header field or by the entity's end; its first line so is its envelope line (``set_unixfrom``). Ended by an
+    empty line, the body is that From_ line and what follows the empty line, the empty line dropped: no span of the
+    octets, left as it was (the header block ends after the empty line)."""
+    last_from: int | None = None
+    first = True
     for line_start, line_end in _lines(data, start, end):
         line = data[line_start:line_end]
         if line in (b"\r\n", b"\n", b"\r"):
-            return line_end
+            return line_end, None
         if not _HEADER_LINE.match(line):
-            return line_start
-    return None
+            return (line_start if last_from is None else last_from), None
+        last_from = line_start if not first and line.startswith(b"From ") else None
+        first = False
+    return None, last_from
 
 
 def entity_span(data: bytes, message: Message, path: tuple[int, ...], limits: MailLimits) -> tuple[int, int] | None:
