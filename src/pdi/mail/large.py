@@ -95,7 +95,7 @@ from pdi.mail.delimiters import (
     Delimiters,
     Octets,
 )
-from pdi.mail.limits import MailLimits, too_deep, too_many_entities
+from pdi.mail.limits import MailLimits, too_deep, too_many_entities, too_many_fields
 from pdi.mail.message import (
     _FIELD_LIKE,
     Mail,
@@ -167,11 +167,7 @@ class _Reading:
         # them (1,600,000 fields in 8 MiB of header blocks cost 4.5 s and 100 MiB at each reading)
         self.fields += sum(1 for _ in _FIELD_LIKE.finditer(self.octets[start:body]))
         if self.fields > self.limits.max_fields:
-            where = "the message's" if not path else f"part {'.'.join(map(str, path))}'s"
-            raise LimitError(
-                f"the message's header blocks hold more than {self.limits.max_fields:,} header fields in all (the"
-                f" limit MailLimits.max_fields), past it in {where} header block (offset {start})"
-            )
+            raise too_many_fields(self.limits, path, start)
         # its header fields alone, read as the parser reads them (headersonly: a multipart's body is not looked for)
         try:
             entity: Message = email.parser.BytesHeaderParser(policy=self.policy).parsebytes(self.octets[start:body])

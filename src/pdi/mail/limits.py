@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pdi._wording import clipped
 from pdi.errors import LimitError
 
-__all__ = ["MailLimits", "dotted", "too_deep", "too_deep_for_python", "too_many_entities"]
+__all__ = ["MailLimits", "dotted", "too_deep", "too_deep_for_python", "too_many_entities", "too_many_fields"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,15 @@ class MailLimits:
     after the parser has read the message, the parts it makes counted
     against ``max_parts`` as it makes them, by the code that counts those of
     a message read by its structure (:class:`pdi.mail.delimiters.Delimiters`), so
-    both refuse the same messages; ``max_fields`` 100,000 lines that
-    could be header fields, counted before the parser runs (of a message
-    read by its structure, :mod:`pdi.mail.large`, those of its header
-    blocks), so that it never builds millions of objects; ``max_content_field`` 4 KiB of one
+    both refuse the same messages; ``max_fields`` 100,000 header fields
+    in the message's header blocks, the top's and each entity's (an
+    enclosed message's not: it is not entered), counted as the parser
+    reads each (:func:`pdi.mail.parser.bounded_policy`), so that it never
+    builds millions of objects, and a body's line that only looks like one
+    (a log's ``12:00:00 GET``, a YAML file's ``key: value``) is not
+    counted (of a message read by its structure, :mod:`pdi.mail.large`,
+    the lines of its header blocks that may be fields, counted before each
+    block is parsed: the same count); ``max_content_field`` 4 KiB of one
     ``Content-…`` field, its continuation lines counted (the parser reads
     one again each time the message's structure is asked about, in time
     that grows faster than its length: 14 KB of parameters cost a second),
@@ -69,6 +74,15 @@ def too_many_entities(limits: MailLimits, path: tuple[int, ...]) -> LimitError:
     """The refusal of the entity at ``path``, the first past ``limits.max_parts`` (depth first)."""
     return LimitError(f"the message has more than {limits.max_parts:,} entities (parts and multiparts, the limit"
                       f" MailLimits.max_parts): part {clipped(dotted(path), 120)} is past it")
+
+
+def too_many_fields(limits: MailLimits, path: tuple[int, ...], offset: int | None) -> LimitError:
+    """The refusal of a message whose header blocks hold more than ``limits.max_fields`` header fields, past it in
+    that of the entity at ``path`` (which starts at ``offset``, when known)."""
+    where = "the message's" if not path else f"part {clipped(dotted(path), 120)}'s"
+    at = "" if offset is None else f" (offset {offset})"
+    return LimitError(f"the message's header blocks hold more than {limits.max_fields:,} header fields in all (the"
+                      f" limit MailLimits.max_fields), past it in {where} header block{at}")
 
 
 def too_deep_for_python(deepest: tuple[int, ...], limits: MailLimits, what: str) -> LimitError:

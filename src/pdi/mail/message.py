@@ -50,8 +50,14 @@ from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header, without_languages
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.mail.delimiters import Delimiters
-from pdi.mail.limits import MailLimits, too_deep, too_deep_for_python, too_many_entities
-from pdi.mail.parser import FieldTooLong, bounded_policy, parse
+from pdi.mail.limits import (
+    MailLimits,
+    too_deep,
+    too_deep_for_python,
+    too_many_entities,
+    too_many_fields,
+)
+from pdi.mail.parser import FieldTooLong, TooManyFields, bounded_policy, parse
 
 __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
@@ -443,13 +449,6 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
             f"the message has {lines:,} lines, more than the limit of {limits.max_lines:,} (Python's parser keeps"
             " each line as an object of its own)"
         )
-    if data.count(b":") > limits.max_fields:  # only then can there be that many fields: count them
-        fields = sum(1 for _ in _FIELD_LIKE.finditer(data))
-        if fields > limits.max_fields:
-            raise LimitError(
-                f"the message has {fields} lines that could be header fields, more than the limit of"
-                f" {limits.max_fields}"
-            )
 
 
 def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[
@@ -569,6 +568,9 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         raise too_deep_for_python(policy.deepest[0], limits, "Python's parser follows") from exc
     except FieldTooLong as exc:
         raise exc.refusal(data, limits) from None
+    except TooManyFields as exc:  # counted as the parser reads each header field (a body's lines are none)
+        top = policy.top[0]() if policy.top[0] is not None else None  # (alive: the traceback holds the parser)
+        raise too_many_fields(limits, exc.path, _entity_start(data, top, exc.path, limits)) from None
     assert isinstance(message, EmailMessage)
     if not message.keys():
         raise ParseError("the message has no header field", offset=0, rule="message")
@@ -584,6 +586,17 @@ def read_message(data: bytes, limits: MailLimits | None = None) -> Mail:
         defects.extend(f"part {number}: {type(d).__name__}" for d in entity.defects)
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
     return Mail(message, tuple(parts), tuple(defects), data, limits)
+
+
+def _entity_start(data: bytes, message: Message | None, path: tuple[int, ...], limits: MailLimits) -> int | None:
+    """Where the entity at ``path`` of ``message`` (as far as the parser had read it) starts in ``data``, if found."""
+    if message is None:
+        return None
+    try:
+        span = entity_span(data, message, path, limits)
+    except Exception:  # (a message refused part way: where is a courtesy, the refusal stands without it)
+        return None
+    return None if span is None else span[0]
 
 
 def _count_delimiters(data: bytes, message: Message, limits: MailLimits) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Iterator
 from email.message import EmailMessage, Message
 from typing import Any, Final
@@ -23,7 +24,8 @@ from pdi.errors import LimitError
 from pdi.mail.limits import MailLimits, too_deep, too_many_entities
 
 __all__ = [
-    "FEEDPARSER_INTERNALS", "MAX_COMMENT_DEPTH", "MAX_FIELD_MARKS", "FieldTooLong", "bounded_policy", "parse",
+    "FEEDPARSER_INTERNALS", "MAX_COMMENT_DEPTH", "MAX_FIELD_MARKS", "FieldTooLong", "TooManyFields", "bounded_policy",
+    "parse",
 ]
 
 #: A line end, as :class:`io.StringIO` with ``newline=""`` cuts lines (Python's parser's buffer).
@@ -37,7 +39,8 @@ def bounded_policy(limits: MailLimits) -> Any:
     lines counted, or more than ``max_content_fields`` of them in all, is a :class:`LimitError` (the parser
     reads such a field again each time the message's structure is asked about, in time that grows faster than
     its length). A body's line that only looks like such a field is never read as one, so never counted."""
-    return _policy_class()(tally=[0], bounds=limits, deepest=[()], parsing=[False], entities=[1], fetched={})
+    return _policy_class()(tally=[0], bounds=limits, deepest=[()], parsing=[False], entities=[1], fetched={},
+                           fields=[0], current=[()], top=[None])
 
 
 @functools.cache
@@ -53,6 +56,12 @@ def _policy_class() -> Any:
         the interpreter's recursion limit, a refusal that could name neither the limit nor where."""
 
         pdi_path: tuple[int, ...] = ()
+
+        def __init__(self, policy: Any = None) -> None:
+            super().__init__(policy)
+            top = getattr(policy, "top", None)
+            if top is not None and top[0] is None:  # the first entity the parser makes: the message (a weak
+                top[0] = weakref.ref(self)  # reference: each entity holds the policy, and a cycle outlives a read)
 
         def get_content_maintype(self) -> str:
             """``message`` of a ``message/*`` entity, but while the parser reads it (:func:`parse`), which enters an
@@ -83,6 +92,9 @@ def _policy_class() -> Any:
             bounds, deepest = getattr(self.policy, "bounds", None), getattr(self.policy, "deepest", None)
             if deepest is not None and len(path) > len(deepest[0]):
                 deepest[0] = path
+            current = getattr(self.policy, "current", None)
+            if current is not None:  # the parser reads its header fields next (FeedParser._new_message attaches it)
+                current[0] = path
             if bounds is not None and len(path) > bounds.max_depth:
                 raise too_deep(path, bounds)
             entities = getattr(self.policy, "entities", None)
@@ -98,6 +110,9 @@ def _policy_class() -> Any:
         deepest: list[tuple[int, ...]] | None = None  # the part numbers of the deepest entity nested so far
         parsing: list[bool] | None = None  # [True] while the parser reads (BoundedMessage.get_content_maintype)
         entities: list[int] | None = None  # the entities the parser has made so far, the top's counted
+        fields: list[int] | None = None  # the header fields the parser has read so far, of every entity
+        current: list[tuple[int, ...]] | None = None  # the part numbers of the entity whose fields it reads
+        top: list[Any] | None = None  # a weak reference to the first entity made: the message
         #: Each field as parsed when first asked for, by its name and value (a dict made for each read): Python
         #: parses a field again each time anyone asks for it (a dozen times a part to read a message's structure,
         #: its facts and its body), in time that grows faster than the field's marks (:data:`MAX_FIELD_MARKS`).
@@ -105,6 +120,13 @@ def _policy_class() -> Any:
         message_factory = BoundedMessage
 
         def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
+            fields, parsing = self.fields, self.parsing
+            if fields is not None and parsing is not None and parsing[0] and self.bounds is not None:
+                # each header field of each entity the parser reads (parse), as it reads it: a body's line that only
+                # looks like one is not (read by its structure, large.py counts each header block's before it parses)
+                fields[0] += 1
+                if fields[0] > self.bounds.max_fields:
+                    raise TooManyFields(self.current[0] if self.current is not None else ())
             name = sourcelines[0].split(":", 1)[0].rstrip(" \t")
             if name[:8].lower() == "content-" and self.tally is not None and self.bounds is not None:
                 last = sourcelines[-1]
@@ -164,6 +186,15 @@ def _policy_class() -> Any:
                 factory[name], email.headerregistry.UnstructuredHeader)
 
     return BoundedPolicy
+
+
+class TooManyFields(Exception):
+    """The parser read a header field past :attr:`MailLimits.max_fields`, in the header block of the entity at
+    ``path`` (part numbers, as :attr:`pdi.mail.message.MailPart.path`)."""
+
+    def __init__(self, path: tuple[int, ...]) -> None:
+        super().__init__(path)
+        self.path = path
 
 
 class FieldTooLong(Exception):
