@@ -128,6 +128,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.path not in slow)  # stable: every module keeps its order
 
 
+@pytest.fixture(autouse=True)
+def _no_metrics_folder_left() -> Iterator[None]:
+    """``pdi serve`` run in this process (``main(["serve", …])`` in a test) names its metrics folder in
+    ``PROMETHEUS_MULTIPROC_DIR`` for its workers, and removes the folder when it stops; the variable would stay, and a
+    later test's child process (on the same xdist worker) opened counters in the removed folder
+    (``FileNotFoundError``, found in CI 2026-12-01 by tests/server/test_server_warm.py). Each test ends with the
+    variable as it began."""
+    before = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    yield
+    if before is None:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    else:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[TemporaryCluster]:
     cluster = TemporaryCluster()
