@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from array import array
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 import pdi.fragments.pdf as pdf
 from pdi.errors import LimitError, UnsupportedError
 from pdi.fragments import evaluate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pdf"
 
@@ -43,6 +46,15 @@ def _forget() -> None:
     with pdf._recent_lock:
         getattr(pdf, "_boxes", {}).clear()
         getattr(pdf, "_boxes_refused", {}).clear()
+
+
+@pytest.fixture(autouse=True)
+def _forgotten_after() -> Iterator[None]:
+    """What a test here held (boxes or refusals, some made by a child it replaced) is let go after it: a later test
+    on the same worker asking the same PDF's page (``sizes.pdf``'s kept layer is the same in every archive) would be
+    answered from it."""
+    yield
+    _forget()
 
 
 @pytest.mark.parametrize("scheme", ["rect", "viewrect"])
