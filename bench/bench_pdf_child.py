@@ -4,7 +4,7 @@ Each piece of PDFium work pdi does on a stranger's PDF runs in a child
 (``python -m pdi.fragments.pdf_child``) under a deadline and a memory bound.
 The floor is the same work done in this process, unbounded, with pypdfium2
 already imported (``pdi.fragments.pdf.text_layer``, ``read_pages_now``,
-``render_png_now``). Interleaved, each case ``--rounds`` times:
+``pdf_render.render_png_now``). Interleaved, each case ``--rounds`` times:
 
 * ``layer`` of ``hand-overprint-hyphens.pdf`` (1 KB, 2 pages): nearly all
   start-up — the child's cost over the floor is the start-up cost;
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import readme  # noqa: E402  (bench/ is not a package)
-from pdi.fragments import pdf  # noqa: E402
+from pdi.fragments import pdf, pdf_render  # noqa: E402
 
 CORPUS = HERE.parent / "tests" / "data" / "pdf"
 
@@ -48,7 +48,7 @@ def cases() -> list[tuple[str, Callable[[], object], Callable[[], object]]]:
          lambda: pdf.build_layer_index(paper)),
         ("boxes of pages 1-4", lambda: pdf.read_pages_now(paper, [1, 2, 3, 4]),
          lambda: pdf.pages_boxes(paper, index, [1, 2, 3, 4])),
-        ("page 1 as PNG, 144 dpi", lambda: pdf.render_png_now(paper, 1), lambda: pdf.render_png(paper, 1)),
+        ("page 1 as PNG, 144 dpi", lambda: pdf_render.render_png_now(paper, 1), lambda: pdf_render.render_png(paper, 1)),
     ]
 
 

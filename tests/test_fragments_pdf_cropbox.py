@@ -28,6 +28,7 @@ import pytest
 from PIL import Image, ImageChops
 
 import pdi.fragments.pdf as pdf
+import pdi.fragments.pdf_render as pdf_render
 from pdf_helpers import pdf_of
 from pdi.fragments.pdf_region import region_characters
 
@@ -72,7 +73,7 @@ def _poppler_png(tmp_path: Path, data: bytes, region: tuple[int, int, int, int] 
 
 
 def _ours(data: bytes, region: tuple[int, int, int, int] | None = None) -> Image.Image:
-    return Image.open(io.BytesIO(pdf.render_png(data, 1, region, name="page.pdf"))).convert("RGB")
+    return Image.open(io.BytesIO(pdf_render.render_png(data, 1, region, name="page.pdf"))).convert("RGB")
 
 
 def _differing(one: Image.Image, other: Image.Image) -> int:

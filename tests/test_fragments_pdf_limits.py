@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import pdi.fragments.pdf as pdf
+import pdi.fragments.pdf_render as pdf_render
 from pdf_helpers import operators_pdf, pages_pdf
 from pdi._bounded import ChildLimit, ChildLimits, run_child
 from pdi.errors import LimitError, NotFoundError
@@ -45,15 +46,15 @@ def test_a_real_pdf_gives_in_the_child_what_pdfium_gives_here(name: str) -> None
     (boxes,) = pdf.pages_boxes(data, index, [1], name=name)
     assert boxes.text == here["text"] and list(boxes.crop) == here["crop"]
     assert boxes.boxes.tobytes() == here_boxes.tobytes()  # every float as PDFium gave it, NaN where no box
-    png = pdf.render_png(data, 1, (0, 0, 100, 50), name=name)
-    assert png == pdf.render_png_now(data, 1, (0, 0, 100, 50))
+    png = pdf_render.render_png(data, 1, (0, 0, 100, 50), name=name)
+    assert png == pdf_render.render_png_now(data, 1, (0, 0, 100, 50))
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_a_refusal_in_the_child_is_raised_here_as_itself() -> None:
     data = (CORPUS / "sizes.pdf").read_bytes()
     with pytest.raises(NotFoundError, match="page 9 is not a page of this PDF: it has 3"):
-        pdf.render_png(data, 9)
+        pdf_render.render_png(data, 9)
     with pytest.raises(pdf.ParseError, match=r"not a PDF PDFium can open \(PDFium: Data format error\)"):
         pdf.build_layer_index(b"%PDF-1.7\nnot really")
 
@@ -72,7 +73,7 @@ def test_a_hostile_pdf_is_refused_at_the_deadline(monkeypatch: pytest.MonkeyPatc
     assert refused.value.exit_code == 7 and refused.value.http_status == 413
     with pytest.raises(LimitError, match=r"took longer than 0.01 s reading hostile.pdf \(page 1\) \(the limit"
                                          r" pdi.fragments.pdf.LIMITS.page_seconds\)"):
-        pdf.render_png(HOSTILE, 1, name="hostile.pdf")
+        pdf_render.render_png(HOSTILE, 1, name="hostile.pdf")
 
 
 def test_a_hostile_pdf_is_refused_at_the_memory_bound_and_the_child_stays_under_it(
@@ -109,10 +110,10 @@ def test_the_parent_never_loads_pdfium() -> None:
     """Every PDFium call of the archive and the resolver is made in a child: this process never imports it."""
     code = (
         "import sys, json\n"
-        "from pdi.fragments import pdf\n"
+        "from pdi.fragments import pdf, pdf_render\n"
         f"data = open({str(CORPUS / 'sizes.pdf')!r}, 'rb').read()\n"
         "index = pdf.build_layer_index(data)\n"
-        "pdf.pages_boxes(data, index, [1, 2]); pdf.render_png(data, 1)\n"
+        "pdf.pages_boxes(data, index, [1, 2]); pdf_render.render_png(data, 1)\n"
         "print(json.dumps(sorted(m for m in sys.modules if 'pdfium' in m or m.startswith('PIL'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

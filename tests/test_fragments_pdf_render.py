@@ -1,6 +1,6 @@
-"""A PDF page or region rendered as PNG (:func:`pdi.fragments.pdf.render_png`, docs/pdf-text-layer.md §4).
+"""A PDF page or region rendered as PNG (:func:`pdi.fragments.pdf_render.render_png`, docs/pdf-text-layer.md §4).
 
-The bound on pixels (:data:`pdi.fragments.pdf.MAX_RENDER_PIXELS`) is on what is
+The bound on pixels (:data:`pdi.fragments.pdf_render.MAX_RENDER_PIXELS`) is on what is
 rendered: a small region of a huge page (14,400 points square, the largest
 page PDF 1.7's Annex C.2 allows: 28,800 pixels square at 144 dpi) renders,
 and a region too large is a :class:`~pdi.errors.LimitError` naming the bound
@@ -23,6 +23,7 @@ import pytest
 from PIL import Image, ImageChops
 
 import pdi.fragments.pdf as pdf
+import pdi.fragments.pdf_render as pdf_render
 from pdf_helpers import huge_page_pdf
 from pdi.errors import LimitError
 
@@ -49,7 +50,7 @@ def _differing(one: Image.Image, other: Image.Image) -> int:
 
 
 def test_a_small_region_of_a_huge_page_renders_only_the_region() -> None:
-    image = _rgb(pdf.render_png(HUGE, 1, REGION, name="huge.pdf"))
+    image = _rgb(pdf_render.render_png(HUGE, 1, REGION, name="huge.pdf"))
     assert image.size == (200, 100)
     # red covers points 7000-7030 × 7000-7020 of the region (pixels 0-60 × 0-40), blue 7060-7100 × 7030-7050
     # (pixels 120-200 × 60-100); the rest is the page's white. Pixels one from each side, and inside.
@@ -66,7 +67,7 @@ def test_the_region_is_what_pdftoppm_renders_of_that_slice_of_the_page(tmp_path:
                     "-W", str(2 * (x2 - x1)), "-H", str(2 * (y2 - y1)), str(tmp_path / "huge.pdf"),
                     str(tmp_path / "poppler")], check=True, capture_output=True, timeout=120)
     theirs = _rgb((tmp_path / "poppler.png").read_bytes())
-    ours = _rgb(pdf.render_png(HUGE, 1, REGION, name="huge.pdf"))
+    ours = _rgb(pdf_render.render_png(HUGE, 1, REGION, name="huge.pdf"))
     assert ours.size == theirs.size == (200, 100)
     assert _differing(ours, theirs) <= 200 * 100 // 100  # at most 1% of the pixels (an edge's anti-aliasing), here none
 
@@ -76,7 +77,7 @@ def test_a_region_is_the_whole_page_rendered_and_cropped() -> None:
 
     data = (CORPUS / "tracemonkey.pdf").read_bytes()
     region = (100, 150, 400, 330)  # points from the CropBox's top-left: a title, names and text
-    ours = _rgb(pdf.render_png(data, 1, region, name="tracemonkey.pdf"))
+    ours = _rgb(pdf_render.render_png(data, 1, region, name="tracemonkey.pdf"))
     document = pdfium.PdfDocument(data)
     try:
         whole = document[0].render(scale=2).to_pil().convert("RGB")
@@ -90,17 +91,17 @@ def test_a_region_is_the_whole_page_rendered_and_cropped() -> None:
 
 def test_a_region_too_large_to_render_is_a_limit_naming_the_bound_and_its_size() -> None:
     with pytest.raises(LimitError) as refused:
-        pdf.render_png(HUGE, 1, (0, 0, SIDE, SIDE), name="huge.pdf")
+        pdf_render.render_png(HUGE, 1, (0, 0, SIDE, SIDE), name="huge.pdf")
     said = str(refused.value)
     assert "28,800×28,800 pixels" in said and "829,440,000" in said, said
-    assert f"{pdf.MAX_RENDER_PIXELS:,}" in said and "pdi.fragments.pdf.MAX_RENDER_PIXELS" in said, said
+    assert f"{pdf_render.MAX_RENDER_PIXELS:,}" in said and "pdi.fragments.pdf_render.MAX_RENDER_PIXELS" in said, said
     assert refused.value.exit_code == 7  # the exit status of PDFium's own limits (tests/test_fragments_pdf_limits.py)
     whole = r"^page 1 \(14400×14400 points\) rendered at 144 dpi is 28,800×28,800 pixels"
     with pytest.raises(LimitError, match=whole):
-        pdf.render_png(HUGE, 1, name="huge.pdf")
+        pdf_render.render_png(HUGE, 1, name="huge.pdf")
     # a region of 4,472 points square (8,944 pixels: 79,995,136) is past it too; 3,000 square (36 million) is not
     with pytest.raises(LimitError, match="8,944×8,944 pixels"):
-        pdf.render_png(HUGE, 1, (0, 0, 4_472, 4_472), name="huge.pdf")
+        pdf_render.render_png(HUGE, 1, (0, 0, 4_472, 4_472), name="huge.pdf")
 
 
 def test_rendering_a_small_region_of_a_huge_page_takes_the_memory_of_the_region() -> None:
@@ -140,7 +141,7 @@ def _wide_page(width: bytes, left: bytes = b"0") -> bytes:
 @pytest.mark.parametrize("width", [b"100", b"100000000", b"1000000000"])
 def test_a_region_of_a_very_wide_page_is_its_pixels(width: bytes) -> None:
     # the region's bottom-left 5 points square (10 pixels) is the blue square, whatever the page's width
-    image = _rgb(pdf.render_png_now(_wide_page(width), 1, (0, 10, 10, 20)))
+    image = _rgb(pdf_render.render_png_now(_wide_page(width), 1, (0, 10, 10, 20)))
     assert image.size == (20, 20)
     assert image.getpixel((1, 18)) == image.getpixel((8, 11)) == (0, 0, 255)
     assert image.getpixel((12, 18)) == image.getpixel((1, 8)) == (255, 255, 255)
@@ -155,6 +156,6 @@ def test_a_region_of_a_page_wider_than_pdfium_renders_is_a_limit(left: bytes, wi
     data = _wide_page(width, left)
     for region in ((0, 10, 10, 20), None):
         with pytest.raises(LimitError, match="PDFium renders no region of a page more than 2,147,483,647 pixels a side"):
-            pdf.render_png_now(data, 1, region)
+            pdf_render.render_png_now(data, 1, region)
     with pytest.raises(LimitError, match="2,147,483,647 pixels a side"):
-        pdf.render_png(data, 1, (0, 10, 10, 20), name="wide.pdf")
+        pdf_render.render_png(data, 1, (0, 10, 10, 20), name="wide.pdf")

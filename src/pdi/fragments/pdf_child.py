@@ -1,7 +1,7 @@
 """The child process PDFium runs in for pdi (``python -m pdi.fragments.pdf_child LIMITS WORK ARG…``).
 
 :func:`pdi.fragments.pdf.build_layer_index`, :func:`~pdi.fragments.pdf.pages_boxes`
-and :func:`~pdi.fragments.pdf.render_png` run it under
+and :func:`pdi.fragments.pdf_render.render_png` run it under
 :data:`pdi.fragments.pdf.LIMITS` (:mod:`pdi._bounded`: a deadline, an
 address-space and a CPU-time limit). It reads the PDF from its standard
 input and writes one answer to its standard output:
@@ -12,7 +12,7 @@ input and writes one answer to its standard output:
   (:func:`pdi.fragments.pdf.read_pages_now`, written by
   :func:`pdi.fragments.pdf_pages.pages_to_bytes`: JSON, then the boxes as doubles);
 * ``png N [X1 Y1 X2 Y2]``: page N (or that region of it) rendered as PNG
-  (:func:`pdi.fragments.pdf.render_png_now`).
+  (:func:`pdi.fragments.pdf_render.render_png_now`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pdi._bounded import child_main
 
 def work(args: list[str]) -> bytes:
     """The answer to ``args`` (``WORK ARG…``) for the PDF on standard input."""
-    from pdi.fragments import pdf, pdf_pages
+    from pdi.fragments import pdf, pdf_pages, pdf_render
 
     octets = sys.stdin.buffer.read()
     what, rest = args[0], args[1:]
@@ -34,8 +34,8 @@ def work(args: list[str]) -> bytes:
         return pdf_pages.pages_to_bytes(pdf.read_pages_now(octets, [int(n) for n in rest]))
     if what == "png":
         region = tuple(float(v) for v in rest[1:5])
-        return pdf.render_png_now(octets, int(rest[0]), (region[0], region[1], region[2], region[3])
-                                  if len(region) == 4 else None)
+        return pdf_render.render_png_now(octets, int(rest[0]), (region[0], region[1], region[2], region[3])
+                                         if len(region) == 4 else None)
     raise ValueError(f"no such work: {what!r}")
 
 

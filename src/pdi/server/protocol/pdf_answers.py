@@ -9,7 +9,7 @@
 Only an ``Accept`` that names one of these three types exactly can choose
 another answer than the default (``*/*`` and a browser's usual field leave it);
 none acceptable is ``406`` listing them. Renderings are PDFium's at 144 dpi
-(:func:`pdi.fragments.pdf.render_png`, in a child process under
+(:func:`pdi.fragments.pdf_render.render_png`, in a child process under
 :data:`pdi.fragments.pdf.LIMITS`: past them, ``400`` titled limit exceeded, naming the limit). An answer other than the default
 carries its media type in its entity tag, is never kept by the resolver's
 cache (:func:`pdi.server.process.cache.negotiates`), and says ``Vary: Accept``
@@ -62,7 +62,8 @@ def chosen_type(scheme: str, accept: str | None) -> str | None:
 def answer(archive: Archive, resolved: Resolved, accept: str | None) -> tuple[Resolved, str]:
     """``resolved`` (a PDF's fragment, read) as the answer ``accept`` chooses, and the tag's variant ("" for the
     default answer, else ``;type``)."""
-    from pdi.fragments.pdf import layer_of, render_png
+    from pdi.fragments.pdf import layer_of
+    from pdi.fragments.pdf_render import render_png
 
     fragment = resolved.fragment
     assert fragment is not None
@@ -107,7 +108,8 @@ def _as(resolved: Resolved, data: bytes, media_type: str, charset: str | None) -
 
 
 def _passage_png(archive: Archive, resolved: Resolved, data: bytes, index: bytes | None) -> bytes:
-    from pdi.fragments.pdf import layer_of, page_boxes, render_png
+    from pdi.fragments.pdf import layer_of, page_boxes
+    from pdi.fragments.pdf_render import render_png
 
     fragment = resolved.fragment
     assert fragment is not None
