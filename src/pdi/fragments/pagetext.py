@@ -685,7 +685,7 @@ class _PageReader:
         inner = self.open_elements[-1]
         if self.skipping and inner.foreign in ("svg", "svgtext"):
             return self.skipping[0] in ("desc", "title")
-        return not inner.foreign or (inner.foreign == "math" and inner.name in ("mi", "mo", "mn", "ms", "mtext"))
+        return not inner.foreign or (inner.foreign == "math" and inner.name in MATH_TOKENS)
 
     def _plaintext(self, end: int) -> int:
         """The text after a ``plaintext`` start tag (ending at ``end``): all the rest of the source, as written
