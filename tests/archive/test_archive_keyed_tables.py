@@ -18,7 +18,7 @@ import pytest
 
 from pdi.archive import Archive, Content
 from pdi.archive.catalog.keyed_tables import KEYED_STEP, KEYED_TABLES
-from pdi.archive.catalog.schema import (
+from pdi.archive.catalog.schema_steps import (
     ACCESS_DATED_STEP,
     ASCII_APART_STEP,
     MARKS_IN_WORDS_STEP,

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import ASCII_APART_STEP
+from pdi.archive.catalog.schema_steps import ASCII_APART_STEP
 from pdi.archive.postgres_text import INDEXED_BODY
 from pdi.archive.store import SCHEMA_VERSION
 from support.pgcluster import TemporaryCluster

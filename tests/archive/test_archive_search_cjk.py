@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import SPACED_STEP
+from pdi.archive.catalog.schema_steps import SPACED_STEP
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.passages.fulltext import SPACER, UNSPACED, spaced
 from pdi.passages.hits import marked

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import OPTIONAL_STEP
+from pdi.archive.catalog.schema_steps import OPTIONAL_STEP
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.passages.fulltext import SPACER
 

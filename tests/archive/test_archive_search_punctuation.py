@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import OPTIONAL_STEP
+from pdi.archive.catalog.schema_steps import OPTIONAL_STEP
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.passages.fulltext import APART
 

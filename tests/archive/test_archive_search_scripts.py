@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive
-from pdi.archive.catalog.schema import RESPACED_STEP, SELECTORS_STEP
+from pdi.archive.catalog.schema_steps import RESPACED_STEP, SELECTORS_STEP
 from pdi.archive.sqlite import FTS5_TOKENIZER
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.passages.fulltext import SPACER, UNSPACED, spaced

@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-#: The step of the schema these statements are (:func:`pdi.archive.catalog.schema.migrations`).
+#: The step of the schema these statements are (:func:`pdi.archive.catalog.schema_steps.migrations`).
 KEYED_STEP: Final = 16
 
 #: The tables step 16 makes again.
