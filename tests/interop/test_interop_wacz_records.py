@@ -116,14 +116,14 @@ def test_revisits_refer_to_the_first_record_after_the_payloads_written_move_to_t
     ops: list[tuple[object, ...]], held: int,
 ) -> None:
     # a few (URL, payload digest) pairs held in memory, then all of them in the SQLite file: revisits either side
-    from pdi.interop import wacz
+    from pdi.interop import wacz_index
 
-    saved = wacz._WRITTEN_HELD
-    wacz._WRITTEN_HELD = held
+    saved = wacz_index._WRITTEN_HELD
+    wacz_index._WRITTEN_HELD = held
     try:
         _check_records(ops)
     finally:
-        wacz._WRITTEN_HELD = saved
+        wacz_index._WRITTEN_HELD = saved
 
 
 def _check_records(ops: list[tuple[object, ...]]) -> None:
@@ -170,7 +170,7 @@ def test_the_index_is_sorted_as_cdxj_indexers_sorting_writer_sorts_it_with_bound
     # a few octets held and a few files merged at once: spills, and merges of merges, on small inputs
     from cdxj_indexer.main import SortingWriter
 
-    from pdi.interop import wacz
+    from pdi.interop import wacz_index
 
     expected = io.StringIO()
     theirs = SortingWriter(expected, max_sort_buff_size=held)
@@ -179,15 +179,15 @@ def test_the_index_is_sorted_as_cdxj_indexers_sorting_writer_sorts_it_with_bound
     theirs.flush()
     got = io.StringIO()
     with tempfile.TemporaryDirectory() as work:
-        saved = wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE
-        wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE = held, at_once
+        saved = wacz_index._SORT_OCTETS, wacz_index._MERGE_AT_ONCE
+        wacz_index._SORT_OCTETS, wacz_index._MERGE_AT_ONCE = held, at_once
         try:
-            ours = wacz._SortedLines(got, Path(work))
+            ours = wacz_index.SortedLines(got, Path(work))
             for line in lines:
                 ours.write(line)
             ours.flush()
         finally:
-            wacz._SORT_OCTETS, wacz._MERGE_AT_ONCE = saved
+            wacz_index._SORT_OCTETS, wacz_index._MERGE_AT_ONCE = saved
         assert list(Path(work).iterdir()) == []  # every spill file merged and removed
     assert got.getvalue() == expected.getvalue()
     assert got.getvalue().splitlines(keepends=True) == sorted(set(lines))
@@ -203,11 +203,11 @@ def test_the_payloads_written_are_kept_in_memory_up_to_a_bound_then_in_a_sqlite_
     pairs: list[tuple[str, str, str]], held: int,
 ) -> None:
     # the first date of each (URL, digest), as a dict would keep it; the scratch file made only past ``held`` pairs
-    from pdi.interop import wacz
+    from pdi.interop import wacz_index
 
     model: dict[tuple[str, str], str] = {}
     with tempfile.TemporaryDirectory() as work:
-        written = wacz._Written(Path(work), held=held)
+        written = wacz_index.Written(Path(work), held=held)
         try:
             for url, digest, date in pairs:
                 assert written.first(url, digest, date) == model.get((url, digest))

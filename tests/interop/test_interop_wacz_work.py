@@ -30,7 +30,7 @@ from pdi.archive import Archive
 from pdi.archive.content import Content
 from pdi.cli import archive_cmd, cli
 from pdi.errors import NotFoundError, StoreError
-from pdi.interop import wacz
+from pdi.interop import wacz, wacz_index
 from pdi.interop.wacz import export_wacz
 
 S = "web.example.us"
@@ -347,9 +347,9 @@ def test_a_full_sqlite_file_of_revisit_dates_is_the_same_clear_error(
     archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLite says a full disk its own way (``SQLITE_FULL``), not by an OSError: injected here."""
-    monkeypatch.setattr(wacz, "_WRITTEN_HELD", 1)
+    monkeypatch.setattr(wacz_index, "_WRITTEN_HELD", 1)
 
-    def full(self: wacz._Written, url: str, digest: str, date: str) -> str | None:
+    def full(self: wacz_index.Written, url: str, digest: str, date: str) -> str | None:
         if len(self.dates) >= 1:  # the second record: what SQLite says when its file cannot grow
             error = sqlite3.OperationalError("database or disk is full")
             error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
@@ -357,7 +357,7 @@ def test_a_full_sqlite_file_of_revisit_dates_is_the_same_clear_error(
         self.dates[(digest, url)] = date
         return None
 
-    monkeypatch.setattr(wacz._Written, "first", full)
+    monkeypatch.setattr(wacz_index.Written, "first", full)
     outdir = tmp_path / "out"
     outdir.mkdir()
     with pytest.raises(StoreError, match=re.escape(f"no space left in {outdir}")):
@@ -371,7 +371,7 @@ def test_enospc_from_any_write_names_the_folder(archive: Archive, tmp_path: Path
     def spill(self: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(wacz._SortedLines, "flush", spill)
+    monkeypatch.setattr(wacz_index.SortedLines, "flush", spill)
     outdir = tmp_path / "out"
     outdir.mkdir()
     with pytest.raises(StoreError, match=re.escape(f"no space left in {outdir}")):

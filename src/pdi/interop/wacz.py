@@ -20,10 +20,10 @@ and as the page's ``id``) and in a ``PDI`` field of its root's record
 (WARC §4 lets named fields be added). The CDXJ index is made as each
 record is written, each line what ``cdxj-indexer`` makes of that record
 (its SURT key made as cdxj-indexer's own function makes it, its lines sorted as its
-``SortingWriter`` sorts them: see :class:`_Index`). Nothing grows with the archive: the records are
+``SortingWriter`` sorts them: see :class:`CdxjIndex`). Nothing grows with the archive: the records are
 written as the listing is read, ``pages.jsonl`` as they are, the index sorted by spill files in
-the export's folder (:class:`_SortedLines`), and what a revisit refers to kept in a SQLite file
-there (:class:`_Written`).
+the export's folder (:class:`SortedLines`), and what a revisit refers to kept in a SQLite file
+there (:class:`Written`).
 
 :func:`pdi.interop.warc.sources.wacz_sources` opens the WARC files of a WACZ for
 :mod:`pdi.interop.warc` (read in place from the ZIP: WACZ stores them
@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
-import heapq
 import io
 import itertools
 import json
@@ -45,16 +44,14 @@ import re
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii as _json
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import BinaryIO, TextIO
 
 from warcio.recordbuilder import RecordBuilder
 from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
-from warcio.timeutils import iso_date_to_timestamp
 from warcio.warcwriter import WARCWriter
 
 from pdi import __version__
@@ -70,7 +67,7 @@ from pdi.errors import (
     WithdrawnError,
 )
 from pdi.identifier import PDI
-from pdi.interop.surt_key import simple_key
+from pdi.interop.wacz_index import WARC_NAME, CdxjIndex, Written, cdxj_mime
 from pdi.interop.wacz_room import (
     check_target,
     disk_full,
@@ -84,14 +81,10 @@ from pdi.mhtml.plain import PlainPart, page_parts
 from pdi.mhtml.resolve import comparable
 from pdi.wacz_signing import DIGEST_FILE, Identity, WaczKey, digest_file
 
-if TYPE_CHECKING:
-    import sqlite3
-
 __all__ = ["WACZ_VERSION", "Exported", "capture_time", "captured_at", "dated_capture", "export_wacz"]
 
 #: the version of the WACZ specification written (py-wacz validates exactly this one)
 WACZ_VERSION = "1.1.1"
-_WARC_NAME = "data.warc.gz"
 #: The statements an export reads (:meth:`Archive.latest_statements`), of this many names at a time.
 _STATED = ("warc:date", "warc:parts", "title")
 _STATED_AT_ONCE = 500
@@ -173,15 +166,15 @@ class _Writer:
     def __init__(self, out: BinaryIO, index: TextIO | None = None, *, work: Path) -> None:
         self.out = out
         self.offset = out.tell()
-        self.index = None if index is None else _Index(index, work)
+        self.index = None if index is None else CdxjIndex(index, work)
         self.buffer = io.BytesIO()
         self.warc = WARCWriter(self.buffer, gzip=False, warc_version="WARC/1.1")
-        self.written = _Written(work)  # the date each (url, payload digest) was first written: its revisits refer to it
+        self.written = Written(work)  # the date each (url, payload digest) was first written: its revisits refer to it
         self.records = 0
         self.record_id = _RecordIds()
         self.sha256 = hashlib.sha256()  # of the file as written: the zip step need not read it again to list it
         info = self.warc.create_warcinfo_record(
-            _WARC_NAME, {"software": f"pdi {__version__}", "format": "WARC File Format 1.1"}
+            WARC_NAME, {"software": f"pdi {__version__}", "format": "WARC File Format 1.1"}
         )
         self._write(info, 6)
 
@@ -256,7 +249,7 @@ class _Writer:
                 fields += [("WARC-Payload-Digest", digest), ("WARC-Type", "response"),
                            ("WARC-Record-ID", record_id), ("WARC-Target-URI", url)]
                 self._direct(url, date, "response", fields, "200 OK", http_fields, data, digest,
-                             _cdxj_mime(content_type), level)
+                             cdxj_mime(content_type), level)
             self.records += 1
             return record_id
         headers = StatusAndHeaders(
@@ -298,10 +291,6 @@ class _Writer:
 
 
 _EMPTY_DIGEST = _sha1_digest(b"")
-#: What cdxj-indexer cuts a ``Content-Type`` at to make a line's ``mime`` (its ``CDXJIndexer.RE_SPACE``).
-_MIME_END = re.compile(r"[;\s]")
-
-
 def _plain(*values: str) -> bool:
     """Whether every value is printable ASCII: a record :class:`_Writer` serializes itself."""
     joined = "".join(values)  # each character's own test: the values' is their concatenation's
@@ -338,205 +327,8 @@ def _uuid4_urn(raw: bytes) -> str:
     return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
-def _cdxj_mime(content_type: str) -> str:
-    """A response's CDXJ ``mime``: its ``Content-Type`` up to a ``;`` or a space, as cdxj-indexer cuts it."""
-    return _MIME_END.split(content_type, 1)[0].strip() if content_type else content_type
-
-
-class _Index:
-    """The CDXJ index of the WARC an export writes, made as each record is written (not read back).
-
-    A plain record's line (:meth:`line`) is made from the values it was
-    written with: its key by :func:`~pdi.interop.surt_key.simple_key` (cdxj-indexer's SURT key, made
-    here for the common shape of URL) or else by cdxj-indexer's own ``get_url_key``, its
-    timestamp by warcio's ``iso_date_to_timestamp``, its fields in
-    cdxj-indexer's order and JSON; any other record's line by cdxj-indexer's
-    :class:`~cdxj_indexer.CDXJIndexer` from the record warcio has just
-    serialized (:meth:`add`). Either way the line cdxj-indexer makes reading
-    the file back (tests/interop/test_interop_wacz.py compares them), which an
-    export did before (a fifth of its time). cdxj-indexer's ``SortingWriter``
-    sorts them and drops duplicates; here :class:`_SortedLines` does it as
-    it does, its spill files in the export's own folder; ``finish`` writes them.
-    """
-
-    def __init__(self, out: TextIO, work: Path) -> None:
-        from cdxj_indexer.main import CDXJIndexer
-
-        self.indexer = CDXJIndexer(output=None, inputs=[], sort=True, post_append=True)
-        self.indexer.curr_filename = _WARC_NAME
-        self.lines = _SortedLines(out, work)
-        self.timestamps: dict[str, str] = {}  # each WARC-Date's, made once (a page's parts share theirs): bounded
-
-    def add(self, record: ArcWarcRecord, offset: int, length: int) -> None:
-        if not self.indexer.filter_record(record):
-            return
-        record.file_offset = offset
-        record.file_length = length
-        self.indexer.process_index_entry(None, record, _WARC_NAME, self.lines)
-
-    def line(
-        self, url: str, date: str, mime: str | None, status: str, digest: str, offset: int, length: int
-    ) -> None:
-        """The line of a ``response`` or ``revisit`` record: cdxj-indexer's default fields, in its order."""
-        stamp = self.timestamps.get(date)
-        if stamp is None:
-            if len(self.timestamps) >= _TIMESTAMPS_HELD:
-                self.timestamps.clear()
-            stamp = self.timestamps[date] = iso_date_to_timestamp(date)
-        # json.dumps of the fields in cdxj-indexer's order, each string as json writes it (ASCII, escaped)
-        mime_field = "" if mime is None else f', "mime": {_json(mime)}'
-        self.lines.write(
-            f'{simple_key(url) or self.indexer.get_url_key(url)} {stamp} {{"url": {_json(url)}{mime_field}, "status": {_json(status)},'
-            f' "digest": {_json(digest)}, "length": "{length}", "offset": "{offset}", "filename": "{_WARC_NAME}"}}\n'
-        )
-
-    def finish(self) -> None:
-        self.lines.flush()
-
-
-#: The most WARC-Dates whose CDXJ timestamps :class:`_Index` keeps made (then it forgets them all).
-_TIMESTAMPS_HELD = 4096
-#: Octets of CDXJ lines :class:`_SortedLines` sorts in memory before it writes them, sorted, to a spill file.
-_SORT_OCTETS = 1 << 20
-#: The most spill files merged at once: open files stay few, and each line is written again once a level.
-_MERGE_AT_ONCE = 64
-#: The most (URL, payload digest) pairs :class:`_Written` keeps in memory (then it moves them to a SQLite file).
-_WRITTEN_HELD = 4096
 #: Records of the catalog listed a page at a time, and names counted a page at a time, by an export.
 _LISTED_AT_ONCE = 1000
-
-
-class _SortedLines:
-    """CDXJ lines sorted with bounded memory, and each line once: as cdxj-indexer's ``SortingWriter`` does (the
-    lines sorted as Python sorts ``str``, a line equal to the one before it dropped; an external merge sort), with
-    at most :data:`_SORT_OCTETS` of lines held and its spill files in the export's folder (``work``, removed with
-    it, whatever happens). Spill files are merged :data:`_MERGE_AT_ONCE` at a time into one of the next level (a
-    log-structured merge): a line is written again once a level, not once a merge."""
-
-    def __init__(self, out: TextIO, work: Path) -> None:
-        self.out = out
-        self.work = work
-        self.held: list[str] = []
-        self.octets = 0
-        self.levels: list[list[Path]] = []  # the spill files of each level: level n + 1's each merged from n's
-        self.made = 0
-
-    def write(self, line: str) -> None:
-        self.held.append(line)
-        self.octets += len(line)
-        if self.octets > _SORT_OCTETS:
-            self._spill()
-
-    def _spill(self) -> None:
-        self.held.sort()
-        path = self._next()
-        with path.open("w", encoding="utf-8") as spill:
-            _unique(self.held, spill)
-        self.held, self.octets = [], 0
-        self._add(0, path)
-
-    def _add(self, level: int, path: Path) -> None:
-        if level == len(self.levels):
-            self.levels.append([])
-        files = self.levels[level]
-        files.append(path)
-        if len(files) >= _MERGE_AT_ONCE:
-            merged = self._next()
-            with merged.open("w", encoding="utf-8") as out:
-                self._merge(files, out)
-            self.levels[level] = []
-            self._add(level + 1, merged)
-
-    def _next(self) -> Path:
-        self.made += 1
-        return self.work / f"index-{self.made}.cdx"
-
-    @staticmethod
-    def _merge(paths: list[Path], out: TextIO) -> None:
-        """The lines of the sorted files ``paths`` merged into ``out``, each once; the files then removed."""
-        with contextlib.ExitStack() as files:
-            opened = [files.enter_context(path.open(encoding="utf-8")) for path in paths]
-            _unique(heapq.merge(*opened), out)
-        for path in paths:
-            path.unlink()
-
-    def flush(self) -> None:
-        if not self.levels:
-            self.held.sort()
-            _unique(self.held, self.out)
-        else:
-            if self.held:
-                self._spill()
-            # what is left of every level, at most _MERGE_AT_ONCE - 1 files of each: merged at most as many at once
-            left = [path for files in self.levels for path in files]
-            while len(left) > _MERGE_AT_ONCE:
-                merged = self._next()
-                with merged.open("w", encoding="utf-8") as out:
-                    self._merge(left[:_MERGE_AT_ONCE], out)
-                left = [*left[_MERGE_AT_ONCE:], merged]
-            self._merge(left, self.out)
-            self.levels = []
-        self.held, self.octets = [], 0
-        self.out.flush()
-
-
-def _unique(lines: Iterable[str], out: TextIO) -> None:
-    """``lines`` (sorted) written to ``out``, a line equal to the one before it left out (as ``SortingWriter``)."""
-    last = None
-    for line in lines:
-        if line != last:
-            out.write(line)
-        last = line
-
-
-class _Written:
-    """The ``WARC-Date`` each (URL, payload digest) was first written at, for the revisits of the same octets under
-    the same URL (WARC 1.1 §6.7.2). The first ``held`` pairs (:data:`_WRITTEN_HELD`) are kept in a dict; past them
-    all are moved to a SQLite file in the export's folder and kept there: an export of millions of captures does
-    not hold one entry each in memory, and a small one makes no database (a statement a record cost an export of
-    750 records a sixteenth of its CPU: docs/benchmarks.md, "WARC and WACZ")."""
-
-    def __init__(self, work: Path, *, held: int | None = None) -> None:
-        self.work = work
-        self.held = _WRITTEN_HELD if held is None else held
-        self.dates: dict[tuple[str, str], str] = {}  # (digest, url) -> date, until the file is made
-        self.db: sqlite3.Connection | None = None
-
-    def first(self, url: str, digest: str, date: str) -> str | None:
-        """When ``url``'s octets of ``digest`` were first written (``None``: not before; now they are, at ``date``)."""
-        if self.db is None:
-            found = self.dates.get((digest, url))
-            if found is not None:
-                return found
-            if len(self.dates) < self.held:
-                self.dates[(digest, url)] = date
-                return None
-            self.db = self._open()
-        row = self.db.execute("INSERT INTO written VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
-                              (digest, url, date)).fetchone()
-        if row is not None:
-            return None
-        found_row = self.db.execute("SELECT date FROM written WHERE digest = ? AND url = ?", (digest, url)).fetchone()
-        return str(found_row[0])
-
-    def _open(self) -> sqlite3.Connection:
-        """The SQLite file, holding what the dict held (which is then emptied)."""
-        import sqlite3
-
-        db = sqlite3.connect(self.work / "written.sqlite", isolation_level=None)
-        # a scratch file, thrown away with the folder: nothing to keep through a crash
-        db.execute("PRAGMA journal_mode = OFF")
-        db.execute("PRAGMA synchronous = OFF")
-        db.execute("PRAGMA cache_size = -1024")  # KiB of pages held: the rest is read from the file as needed
-        db.execute("CREATE TABLE written (digest TEXT, url TEXT, date TEXT, PRIMARY KEY (digest, url)) WITHOUT ROWID")
-        db.execute("BEGIN")
-        db.executemany("INSERT INTO written VALUES (?, ?, ?)", ((d, u, when) for (d, u), when in self.dates.items()))
-        self.dates = {}
-        return db
-
-    def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
 
 
 def _name_of(r: RepresentationRecord) -> PDI:
@@ -728,7 +520,7 @@ def export_wacz(
                 "nothing to export as WACZ: no document" + (f" of series {series}" if series else "")
                 + " has a URL for its id"
             )
-        args = ((work / _WARC_NAME, writer.sha256.hexdigest()), work / "index.cdx", work / "pages.jsonl",
+        args = ((work / WARC_NAME, writer.sha256.hexdigest()), work / "index.cdx", work / "pages.jsonl",
                 title or _title(series), first_page, key, identity)
         if stream is not None:
             try:
@@ -763,7 +555,7 @@ def _write_work(
 ) -> tuple[_Writer, int, int, dict[str, str] | None]:
     """The WARC, index and pages of an export in ``work``: the writer, the pages and other documents written, and the
     first page (none: no page)."""
-    warc_path = work / _WARC_NAME
+    warc_path = work / WARC_NAME
     cdx_path = work / "index.cdx"
     pages_path = work / "pages.jsonl"
     progress = state.callback
@@ -830,8 +622,8 @@ def _no_space(
     """The error of a disk that filled (:mod:`pdi.interop.wacz_room`): ``writing``, while the WACZ was written (its
     work files all written); else while the work files were, their size so far for the records done telling what
     they will need."""
-    made = sum(file_size(f) for f in work.iterdir() if f.name != _WARC_NAME) + max(
-        file_size(work / _WARC_NAME), 0 if state.writer is None else state.writer.offset)  # the WARC's buffer too
+    made = sum(file_size(f) for f in work.iterdir() if f.name != WARC_NAME) + max(
+        file_size(work / WARC_NAME), 0 if state.writer is None else state.writer.offset)  # the WARC's buffer too
     if writing:
         assert target is not None
         return no_space_writing(work, target, shown, made)
@@ -917,7 +709,7 @@ def _write_zip(
     with contextlib.ExitStack() as opened:
         out = opened.enter_context(open(path, "wb")) if isinstance(path, Path) else path
         with zipfile.ZipFile(out, "w") as zf:
-            add(zf, f"archive/{_WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
+            add(zf, f"archive/{WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
             add(zf, "indexes/index.cdx", cdx_path, stored=False)
             add(zf, "pages/pages.jsonl", pages, stored=False)
             package: dict[str, object] = {
