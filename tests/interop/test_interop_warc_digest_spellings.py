@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pdi.archive import Archive
 from pdi.errors import IntegrityError, ParseError
 from pdi.interop.warc import import_warc, read_index, sources_for
+from pdi.interop.warc.digests import digest_key, digest_octets
 
 S = "web.example.us"
 ALGORITHMS = {"sha1": "sha1", "SHA1": "sha1", "sha-1": "sha1", "sha256": "sha256", "sha512": "sha512", "md5": "md5",
@@ -79,6 +80,26 @@ def test_a_digest_in_any_spelling_is_checked_as_its_octets(
     # the first field found wrong is named, as the record spells it
     said = str(refused.value)
     assert any(f"does not match its {name} {value}" in said for name, value in fields), said
+
+
+_BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(ALGORITHMS)), st.data(), st.booleans(), st.booleans())
+def test_base32_is_read_as_the_standard_library_reads_it(label: str, data: st.DataObject, lower: bool,
+                                                          padded: bool) -> None:
+    """Any base32 value of a digest's length (its last character's spare bits set or not) spells the octets
+    ``base64.b32decode`` reads from it, in either case, padded or not."""
+    algorithm = ALGORITHMS[label]
+    size = hashlib.new(algorithm).digest_size
+    chars = -(-8 * size // 5)
+    bare = data.draw(st.text(alphabet=_BASE32, min_size=chars, max_size=chars))
+    padding = "=" * (-chars % 8)
+    expected = base64.b32decode(bare + padding)
+    value = f"{label}:{bare.lower() if lower else bare}{padding if padded else ''}"
+    assert digest_octets(value) == (algorithm, expected)
+    assert digest_key(value) == f"{algorithm}:{expected.hex()}"
 
 
 @pytest.mark.parametrize("value", ["sha1:notadigest", "sha256:" + "A" * 51, "sha1:" + "0" * 39])
