@@ -221,8 +221,15 @@ def test_property_a_remembered_browser_form_is_the_one_written_afresh(asked: lis
     for uri, encoding in asked + asked[::-1]:
         assert browser_url(uri, encoding) == urlencoding._browser_url(uri, encoding)
     assert urlencoding._remembered_browser_url.cache_info().maxsize == urlencoding.REMEMBERED
-    # the memo's keys are its arguments: none longer than REMEMBERED_LENGTH
-    long = "http://h/" + "x" * urlencoding.REMEMBERED_LENGTH
-    before = urlencoding._remembered_browser_url.cache_info().misses
-    assert browser_url(long) == long
-    assert urlencoding._remembered_browser_url.cache_info().misses == before
+    assert urlencoding._remembered_short.cache_info().maxsize == urlencoding.SHORT_REMEMBERED
+    # the memos' keys are their arguments: none longer than REMEMBERED_LENGTH, and the short one's none longer than
+    # SHORT_LENGTH
+    memos = (urlencoding._remembered_short, urlencoding._remembered_browser_url)
+    for length, kept_by in ((urlencoding.SHORT_LENGTH, 0), (urlencoding.SHORT_LENGTH + 1, 1),
+                            (urlencoding.REMEMBERED_LENGTH, 1), (urlencoding.REMEMBERED_LENGTH + 1, None)):
+        uri = "http://h/" + "x" * (length - 9)
+        assert len(uri) == length
+        urlencoding._remembered_short.cache_clear()
+        urlencoding._remembered_browser_url.cache_clear()
+        assert browser_url(uri) == uri
+        assert [memo.cache_info().currsize for memo in memos] == [int(at == kept_by) for at in range(2)]
