@@ -12,6 +12,7 @@ hypothesis picks.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -29,6 +30,7 @@ from warcio.warcwriter import WARCWriter
 
 from pdi.errors import PDIError
 from pdi.interop.warc import ReadLimits, direct, read_index, records, sources_for
+from pdi.interop.warc.entries import Entry
 
 DATE = "2024-05-06T10:00:00Z"
 
@@ -272,3 +274,20 @@ def test_a_status_code_that_is_not_three_ascii_digits_is_a_damaged_record_named_
     assert "(http://example.org/) is damaged: its HTTP status line is " in said, said
     assert ": its status code is not three digits (RFC 9112 §4)" in said, said
     assert "int()" not in said and "invalid literal" not in said
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_an_entry_is_the_dataclass_its_fields_make(compressed: bool, tmp_path: Path) -> None:
+    """Pass 1 makes each index entry without the frozen dataclass's ``__init__`` (issue 24): each is the value
+    ``Entry`` makes of its fields, every field set, frozen, hashed and shown alike."""
+    path = tmp_path / ("a.warc.gz" if compressed else "a.warc")
+    path.write_bytes(_site(compressed) + _coded(compressed))
+    entries = read_index(sources_for(path), limit=1 << 20).entries
+    assert len(entries) == 8
+    names = [field.name for field in dataclasses.fields(Entry)]
+    for entry in entries:
+        assert list(vars(entry)) == names
+        made = Entry(**vars(entry))
+        assert entry == made and hash(entry) == hash(made) and repr(entry) == repr(made)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            entry.uri = "http://example.org/other"  # type: ignore[misc]
