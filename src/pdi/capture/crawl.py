@@ -42,7 +42,15 @@ from pdi.capture.values import Fetched, Limits
 from pdi.errors import LimitError, PDIError, WholeCaptureLimit
 from pdi.mhtml.limits import Budget, Deadline
 from pdi.mhtml.resolve import comparable, location_key
-from pdi.mhtml.write import Need, Resource, absolute_base, build, needed_references, part_media_type
+from pdi.mhtml.write import (
+    REFERRING,
+    Need,
+    Resource,
+    absolute_base,
+    build,
+    needed_references,
+    part_media_type,
+)
 
 __all__ = ["PART_HEAD", "Crawl", "Failure", "crawl", "pack_crawl", "packed_octets"]
 
@@ -126,6 +134,8 @@ async def crawl(
             if deadline is not None:
                 deadline.check()
             media = _media(fetched, need)
+            if media.lower() not in REFERRING:
+                continue  # an image, a script: it needs nothing (needed_references), and its budget's clock is not read
             environment = need.environment if need is not None else None
             budget = Budget(
                 fetched.final_url, references=limits.max_references, found_before=found, whole="the capture",

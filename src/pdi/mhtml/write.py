@@ -452,6 +452,9 @@ def text_encoding(data: bytes, declared: str | None, media_type: str, environmen
     return encoding
 
 
+#: The media types (lower case) whose resources :func:`needed_references` reads: any other needs nothing.
+REFERRING = frozenset({"text/html", "application/xhtml+xml", "text/css"})
+
 # What the reader ignores (pdi.mhtml.resolve), and cid: (a part of the file, not a resource to fetch).
 _SKIP_SCHEMES = (*sorted(f"{s}:" for s in IGNORED_SCHEMES), "cid:")
 
@@ -478,7 +481,7 @@ def needed_references(
     from pdi.mhtml.refs import css_references, scan_html
 
     kind = media_type.lower()
-    if kind not in ("text/html", "application/xhtml+xml", "text/css"):
+    if kind not in REFERRING:
         return
     encoding = text_encoding(data, charset, "text/css" if kind == "text/css" else "text/html", environment)
     text = charsets.whatwg_decode(data, encoding)
