@@ -72,3 +72,18 @@ def tounicode_pdf(glyphs: list[bytes]) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
     ])
+
+
+def turned_pdf(rotate: bytes, *, inherited: bool = False) -> bytes:
+    """One page of 200 × 400 points, ``/Rotate rotate`` (on the page, or on its page tree node when ``inherited``),
+    a black square of 20 points at its top-left corner and the word ``Hi`` under it."""
+    content = b"0 g 0 380 20 20 re f BT /F1 24 Tf 10 340 Td (Hi) Tj ET"
+    node, page = (b" /Rotate " + rotate, b"") if inherited else (b"", b" /Rotate " + rotate)
+    return pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1%s >>" % node,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 400]%s /Resources << /Font << /F1 5 0 R >> >>"
+        b" /Contents 4 0 R >>" % page,
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ])

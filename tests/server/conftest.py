@@ -28,6 +28,7 @@ from server_helpers import (
     with_replay,
 )
 
+from pdf_helpers import turned_pdf
 from pdi.archive import Archive, Content
 from pdi.mail.mbox import split_mbox
 from pdi.mail.message import head_message_id, mid_url
@@ -102,6 +103,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "paper": archive.add("library.example.us", (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf"),
             "scan": archive.add("library.example.us", (DATA / "pdf" / "ccitt_EndOfBlock_false.pdf").read_bytes(), format="pdf"),
             "turned": archive.add("library.example.us", (DATA / "pdf" / "rotation.pdf").read_bytes(), format="pdf"),
+            # /Rotate 91, no multiple of 90: PDFium turns it a quarter, pdf.js not at all (the viewer follows pdi's)
+            "askew": archive.add("library.example.us", turned_pdf(b"91"), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
             "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),

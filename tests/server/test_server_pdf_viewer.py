@@ -330,6 +330,33 @@ def test_a_region_of_a_turned_page_is_outlined_where_its_characters_are_drawn(me
         assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)
 
 
+def test_a_page_whose_rotate_is_no_multiple_of_90_is_turned_as_pdi_renders_it(media: tuple[str, dict[str, str]]) -> None:
+    import io
+
+    from PIL import Image
+
+    # /Rotate 91 (ISO 32000-1 Table 30: "shall be a multiple of 90"): pdf.js would draw the 200 × 400 point page
+    # unturned, PDFium turns it a quarter, as pdi's size of it and its rendering (tests/test_fragments_pdf_rotate.py)
+    base = media[0]
+    png = httpx.get(f"{base}/uri-res/N2R?{_name(media, 'askew')}%23page=1", headers={"Accept": "image/png"})
+    assert png.status_code == 200, png.text
+    assert Image.open(io.BytesIO(png.content)).size == (800, 400)
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "askew"))
+        assert _until(pipe, session, "document.querySelector('#page-1[data-laid]')")
+        canvas, word = _js(pipe, session, """[document.querySelector('#page-1 canvas').getBoundingClientRect().toJSON(),
+          [...document.querySelectorAll('#page-1 .pdf-text span')].filter(s => !s.classList.contains('gen'))
+            .map(s => s.getBoundingClientRect().toJSON())]""")
+        _shoot(pipe, session, "pdf-askew.png")
+    assert abs(canvas["width"] / canvas["height"] - 2) < 0.01, canvas  # 400 × 200 points once turned
+    # "Hi", 10 points from the page's left edge and 36 to 60 below its top before /Rotate: turned clockwise, near
+    # the right edge (36 to 60 of 400 points from it) and in the top tenth (10 to about 30 of 200 points)
+    assert len(word) == 2
+    for box in word:
+        assert canvas["right"] - 0.2 * canvas["width"] < box["left"] < canvas["right"], (box, canvas)
+        assert canvas["top"] < box["top"] < canvas["top"] + 0.2 * canvas["height"], (box, canvas)
+
+
 def test_draw_a_box_stays_at_hand_on_a_page_far_down(media: tuple[str, dict[str, str]]) -> None:
     # the panel of names stays at the top of the window as the reader scrolls the pages (desktop); the button that
     # turns to drawing a box, which its hint names, stays with it, in view and not under it

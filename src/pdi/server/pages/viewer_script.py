@@ -571,6 +571,7 @@ SCRIPT = r"""
     const region = pdfView.dataset.region ? pdfView.dataset.region.split(",").map(Number) : null;  // x1,y1,x2,y2,frame
     const citedPage = Number(pdfView.dataset.page || 0);
     const hasLayer = pdfView.dataset.layer === "1";
+    const kept = hasLayer || pdfView.dataset.kept === "1";  // a text layer kept, empty or not
     const boxButton = document.getElementById("pdf-box-mode");
     const layers = {};  // page number -> {start, chars: its text's code points}, once its boxes are laid
     const pageEls = [];
@@ -742,8 +743,16 @@ SCRIPT = r"""
       pdfView.dataset.ready = String(doc.numPages);
 
       async function draw(n) {
+        // pdi's reading of the page (its characters' boxes, and /Rotate as PDFium reads it), asked for as pdf.js loads it
+        const asked = kept ? json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n).then(
+          function (data) { return {data: data}; }, function (error) { return {error: error}; }) : null;
         const page = await doc.getPage(n), el = pageEls[n - 1];
-        const viewport = page.getViewport({scale: width / page.getViewport({scale: 1}).width});
+        const got = asked ? await asked : null;
+        // turned as pdi renders it: a /Rotate no multiple of 90 (ISO 32000 has none) PDFium turns by whole quarters
+        // towards 0 (91 and 135: 90) where pdf.js leaves the page unturned (docs/pdf-text-layer.md §3)
+        const rotation = got && got.data ? got.data.rotation : page.rotate;
+        const viewport = page.getViewport({scale: width / page.getViewport({scale: 1, rotation: rotation}).width,
+                                          rotation: rotation});
         el.style.height = viewport.height + "px";
         const ratio = window.devicePixelRatio || 1;
         const canvas = document.createElement("canvas");
@@ -791,7 +800,8 @@ SCRIPT = r"""
           citeRegion(n, ordered([start[0], start[1], p[0], p[1]]));
         }, function () { return boxMode; });
         if (!hasLayer) return;
-        const data = await json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n);
+        if (got.error) throw got.error;
+        const data = got.data;
         const chars = Array.from(data.text);
         const text = document.createElement("div");
         text.className = "pdf-text";

@@ -1,0 +1,77 @@
+"""A page's ``/Rotate`` as pdi reads it: its size, its rendering and its regions (docs/pdf-text-layer.md §3).
+
+ISO 32000-1 §7.7.3.3, Table 30: ``/Rotate`` is "the number of degrees by
+which the page shall be rotated clockwise when displayed or printed. The value
+shall be a multiple of 90", and it is inheritable. A multiple of 90 out of
+0–270 is read as that many degrees, modulo 360, by pdf.js (``Page.rotate`` in
+pdf.js's ``core/document.js``: ``rotate % 360`` for 360 and more,
+``(rotate % 360 + 360) % 360`` below 0: 450 is 90, -90 is 270) and by PDFium
+alike. A value that is *not* a multiple of 90 has no reading in the standard,
+and the two differ: pdf.js reads it as 0, PDFium (``CPDF_Page::GetPageRotation``:
+``(rotate / 90) % 4`` in C's integer division, a negative result plus 4) as
+whole quarter turns towards 0 (91 and 135 are 90, -91 is 270, 45 is 0). PDFium's
+public API gives only its reading, so pdi (its page sizes and renderings, made
+by PDFium) keeps PDFium's, and the viewer turns pdf.js's drawing of the page
+the same way (tests/server/test_server_pdf_viewer.py).
+
+A page is drawn here with a black square at its top-left corner (as displayed
+before ``/Rotate``) so each rendering's turn is seen: turned clockwise by 90
+that corner is the top-right one, by 180 the bottom-right, by 270 the
+bottom-left.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import pdi.fragments.pdf as pdf
+from pdf_helpers import turned_pdf
+from pdi.fragments import evaluate
+
+WIDTH, HEIGHT = 200, 400  # turned_pdf's page, in points: 400 × 800 pixels at 144 dpi
+
+
+#: /Rotate as written -> the clockwise turn in degrees: multiples of 90 as pdf.js and PDFium both read them,
+#: other values as PDFium reads them (pdf.js: 0)
+TURNS = [(b"0", 0), (b"90", 90), (b"450", 90), (b"-90", 270), (b"-450", 270), (b"720", 0), (b"-180", 180),
+         (b"91", 90), (b"135", 90), (b"-91", 270), (b"45", 0), (b"90.5", 90), (b"269", 180)]
+
+
+def _corner(png: bytes) -> str:
+    """Which corner of the rendering the black square is in."""
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    ys, xs = np.nonzero(pixels < 64)
+    y, x = ys.mean() / pixels.shape[0], xs.mean() / pixels.shape[1]
+    return ("top" if y < 0.5 else "bottom") + "-" + ("left" if x < 0.5 else "right")
+
+
+CORNER = {0: "top-left", 90: "top-right", 180: "bottom-right", 270: "bottom-left"}
+
+
+@pytest.mark.parametrize("inherited", [False, True])
+@pytest.mark.parametrize(("rotate", "turn"), TURNS)
+def test_a_pages_size_and_rendering_are_turned_as_its_rotate_reads(rotate: bytes, turn: int, inherited: bool) -> None:
+    data = turned_pdf(rotate, inherited=inherited)
+    layer = pdf.text_layer(data)
+    size = (HEIGHT, WIDTH) if turn in (90, 270) else (WIDTH, HEIGHT)
+    assert layer.page_sizes == ((float(size[0]), float(size[1])),)
+    boxes = pdf.read_pages_now(data, [1])[0][0]
+    assert boxes["rotation"] == turn and boxes["crop"] == [0, 0, WIDTH, HEIGHT]
+    png = pdf.render_png_now(data, 1)
+    assert Image.open(io.BytesIO(png)).size == (2 * size[0], 2 * size[1])  # 144 dpi: 2 pixels a point
+    assert _corner(png) == CORNER[turn]
+
+
+@pytest.mark.parametrize(("rotate", "turn"), TURNS)
+def test_a_region_names_the_same_marks_whatever_the_rotate(rotate: bytes, turn: int) -> None:
+    # named from the CropBox's top-left before /Rotate: the square's corner and the word below it, on every page
+    data = turned_pdf(rotate)
+    assert evaluate("rect", [(0, 30), (60, 80)], data, media_type="application/pdf").data == b"Hi"
+    region = pdf.render_png_now(data, 1, (0.0, 0.0, 40.0, 40.0))  # the square's 20 points, unturned
+    pixels = np.asarray(Image.open(io.BytesIO(region)).convert("L"))
+    assert pixels.shape == (80, 80)
+    assert (pixels[:40, :40] < 64).all() and (pixels[40:, :] > 192).all() and (pixels[:, 40:] > 192).all()
