@@ -462,8 +462,9 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     refused = run(location, "add", str(locked), "-s", S, code=3)
     assert refused.stderr == (
         f"pdi: format check failed: {locked}: the content is not a PDF pdi can read: the PDF is encrypted and"
-        " needs a password to open (PDFium: Incorrect password error); --force deposits it as declared"
-        " (with no text layer)\n"
+        " PDFium cannot open it: it needs a password to open, or its /Encrypt dictionary is damaged (a /V or /R"
+        " PDFium does not know, an /O or /U altered or cut short) (PDFium: Incorrect password error); --force"
+        " deposits it as declared (with no text layer)\n"
     )
     assert run(location, "ls", S).stdout == ""
     kept = run(location, "add", str(locked), "-s", S, "--force").stdout.strip()
@@ -471,6 +472,60 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     assert "text-layer\tnone made at deposit (PDFium could not read it: damaged, needing a password" in run(
         location, "get", kept, "--info").stdout
     assert "needs a password to open" in run(location, "get", f"{kept}#page=1", code=6).stderr
+
+
+def _broken(name: str, old: bytes, new: bytes) -> bytes:
+    """The encrypted corpus PDF ``name`` with ``old`` in its /Encrypt dictionary (the last ``/Filter /Standard``'s
+    object) written ``new``, as long, so that its cross-reference table still points at every object."""
+    data = (CORPUS / "encrypted" / name).read_bytes()
+    at = data.rindex(b"/Filter /Standard")
+    start, end = data.rindex(b" obj", 0, at), data.index(b"endobj", at)
+    assert len(old) == len(new) and data.count(old, start, end) == 1
+    return data[:start] + data[start:end].replace(old, new) + data[end:]
+
+
+#: Broken /Encrypt dictionaries (ISO 32000-1 §7.6.1 Table 20, §7.6.3.2 Table 21): what is altered, qpdf's
+#: complaint about it (an independent reader: the dictionary is broken, not the password wrong) and what pdi says
+#: is wrong. An owner password alone: each would open with no password, were its dictionary whole.
+BROKEN = [
+    ("owner-only.pdf", b"/Filter", b"/Fxlter", "unsupported encryption filter",
+     "the PDF is encrypted by a security handler PDFium does not have: its /Encrypt dictionary's /Filter is"
+     " missing or other than /Standard (PDFium: Unsupported security scheme error)"),
+    ("owner-only.pdf", b"/Standard", b"/Standarx", "unsupported encryption filter",
+     "the PDF is encrypted by a security handler PDFium does not have: its /Encrypt dictionary's /Filter is"
+     " missing or other than /Standard (PDFium: Unsupported security scheme error)"),
+    ("owner-only-rc4.pdf", b"/V 2", b"/V 9", "Unsupported /R or /V in encryption dictionary",
+     "its /Encrypt dictionary is damaged (a /V or /R PDFium does not know, an /O or /U altered or cut short)"
+     " (PDFium: Incorrect password error)"),
+    ("owner-only-rc4.pdf", b"/R 3", b"/R 9", "Unsupported /R or /V in encryption dictionary",
+     "its /Encrypt dictionary is damaged (a /V or /R PDFium does not know, an /O or /U altered or cut short)"
+     " (PDFium: Incorrect password error)"),
+    ("owner-only-rc4.pdf", b"/O <913b", b"/O <a13b", "Incorrect password supplied",
+     "its /Encrypt dictionary is damaged (a /V or /R PDFium does not know, an /O or /U altered or cut short)"
+     " (PDFium: Incorrect password error)"),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "qpdf", "said"), BROKEN)
+def test_a_pdf_whose_encrypt_dictionary_is_broken_is_refused_saying_what_is_wrong(
+        tmp_path: Path, name: str, old: bytes, new: bytes, qpdf: str, said: str) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(_broken(name, old, new))
+    assert qpdf in qpdf_encryption(broken)
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    with Archive.open(location) as archive:
+        before = snapshot(archive)
+    refused = run(location, "add", str(broken), "-s", S, code=3).stderr
+    assert refused.startswith(f"pdi: format check failed: {broken}: the content is not a PDF pdi can read: the PDF is"
+                              " encrypted "), refused
+    assert said in refused and "Success" not in refused
+    with Archive.open(location) as archive:
+        assert snapshot(archive) == before  # nothing kept: no blob, no name, no index
+    kept = run(location, "add", str(broken), "-s", S, "--force").stdout.strip()
+    assert run(location, "get", kept).stdout_bytes == broken.read_bytes()
+    assert said in run(location, "get", f"{kept}#page=1", code=6).stderr
 
 
 @pytest.mark.parametrize(("name", "plain"), [("owner-only.pdf", "sizes.pdf"),

@@ -184,7 +184,14 @@ def open_document(octets: bytes | memoryview) -> Any:
     A PDF PDFium cannot open is a :class:`ParseError` naming PDFium's reason
     (``Data format error``: no PDF header, cross-reference table or trailer it
     can read or rebuild; none, for a page tree of no page); one that needs a password to open is an
-    :class:`UnsupportedError` (an owner password alone does not stop it).
+    :class:`UnsupportedError` (an owner password alone does not stop it), and so is one whose ``/Encrypt``
+    dictionary PDFium cannot use, each saying what is wrong (found by a probe, 2026-12-01: a PDF whose ``/Encrypt``
+    had no ``/Filter`` was "not a PDF PDFium can open (PDFium: Unsupported security scheme error)", and one with an
+    unknown ``/V`` or a damaged ``/O`` "needs a password", which no password would open). PDFium's
+    ``CPDF_Parser::SetEncryptHandler`` gives the first for a ``/Filter`` other than ``/Standard`` (ISO 32000-1
+    §7.6.1, Table 20: the security handler; §7.6.3 the standard one), and the second both for a wrong password and
+    when its standard handler refuses the dictionary (a ``/V`` or ``/R`` it does not know, an ``/O`` or ``/U``
+    altered: the key it computes then opens nothing): the two cannot be told apart through its API, so the message names both.
     """
     import pypdfium2 as pdfium
 
@@ -193,7 +200,14 @@ def open_document(octets: bytes | memoryview) -> Any:
     except pdfium.PdfiumError as error:
         reason = _pdfium_reason(error)
         if "password" in reason.lower():
-            raise UnsupportedError(f"the PDF is encrypted and needs a password to open (PDFium: {reason})") from error
+            raise UnsupportedError(
+                "the PDF is encrypted and PDFium cannot open it: it needs a password to open, or its /Encrypt"
+                " dictionary is damaged (a /V or /R PDFium does not know, an /O or /U altered or cut short) (PDFium:"
+                f" {reason})") from error
+        if "security" in reason.lower():
+            raise UnsupportedError(
+                "the PDF is encrypted by a security handler PDFium does not have: its /Encrypt dictionary's /Filter"
+                f" is missing or other than /Standard (PDFium: {reason})") from error
         if reason == "Success":  # PDFium's last error is none: it refuses a page tree of no page so (found by an
             # attack: "not a PDF PDFium can open (PDFium: Success)"; pdfinfo says "Invalid page count 0")
             raise ParseError("not a PDF PDFium can open: PDFium refuses it and gives no reason, as it refuses a PDF"
