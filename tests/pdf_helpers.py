@@ -74,11 +74,13 @@ def tounicode_pdf(glyphs: list[bytes]) -> bytes:
     ])
 
 
-def turned_pdf(rotate: bytes, *, inherited: bool = False) -> bytes:
-    """One page of 200 × 400 points, ``/Rotate rotate`` (on the page, or on its page tree node when ``inherited``),
-    a black square of 20 points at its top-left corner and the word ``Hi`` under it."""
+def turned_pdf(rotate: bytes, *, inherited: bool = False, entries: bytes = b"") -> bytes:
+    """One page of 200 × 400 units of user space, ``/Rotate rotate`` (on the page, or on its page tree node when
+    ``inherited``), a black square of 20 units at its top-left corner and the word ``Hi`` under it (``entries``:
+    more of the page dictionary's, ``/UserUnit 2``)."""
     content = b"0 g 0 380 20 20 re f BT /F1 24 Tf 10 340 Td (Hi) Tj ET"
     node, page = (b" /Rotate " + rotate, b"") if inherited else (b"", b" /Rotate " + rotate)
+    page += b" " + entries if entries else b""
     return pdf_of([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1%s >>" % node,

@@ -75,3 +75,19 @@ def test_a_region_names_the_same_marks_whatever_the_rotate(rotate: bytes, turn: 
     pixels = np.asarray(Image.open(io.BytesIO(region)).convert("L"))
     assert pixels.shape == (80, 80)
     assert (pixels[:40, :40] < 64).all() and (pixels[40:, :] > 192).all() and (pixels[:, 40:] > 192).all()
+
+
+# /UserUnit (PDF 1.6, ISO 32000-1 §8.3.2.3 and Table 30): "the size of default user space units, in multiples of
+# 1/72 inch". It changes how large the page is, not its coordinates: the MediaBox, the text's positions, a rect and
+# viewrect stay in units of user space, as PDFium and poppler (pdfinfo prints "Page size: 200 x 400 pts", ignoring
+# it) read them and as pdf.js's page.view is ([0, 0, 200, 400]; pdf.js applies it to its viewport's scale only:
+# PageViewport multiplies scale by userUnit, and the viewer, which fits a page to its width, places user-space
+# points through that viewport: tests/server/test_server_pdf_viewer.py). pdi's renderings are 2 pixels a unit.
+@pytest.mark.parametrize("unit", [b"2", b"0.5", b"75000", b"-1"])
+def test_a_user_unit_changes_no_coordinate_size_or_rendering(unit: bytes) -> None:
+    data = turned_pdf(b"0", entries=b"/UserUnit " + unit)
+    assert pdf.text_layer(data).page_sizes == ((float(WIDTH), float(HEIGHT)),)
+    assert evaluate("rect", [(0, 30), (60, 80)], data, media_type="application/pdf").data == b"Hi"
+    assert evaluate("viewrect", ["0", "30", "60", "50"], data, media_type="application/pdf").data == b"Hi"
+    png = pdf.render_png_now(data, 1)
+    assert Image.open(io.BytesIO(png)).size == (2 * WIDTH, 2 * HEIGHT) and _corner(png) == "top-left"

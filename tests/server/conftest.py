@@ -105,6 +105,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "turned": archive.add("library.example.us", (DATA / "pdf" / "rotation.pdf").read_bytes(), format="pdf"),
             # /Rotate 91, no multiple of 90: PDFium turns it a quarter, pdf.js not at all (the viewer follows pdi's)
             "askew": archive.add("library.example.us", turned_pdf(b"91"), format="pdf"),
+            # /UserUnit 2: a unit of user space is 2/72 inch; pdf.js scales its viewport by it, PDFium does not
+            "large": archive.add("library.example.us", turned_pdf(b"0", entries=b"/UserUnit 2"), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
             "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),

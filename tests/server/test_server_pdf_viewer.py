@@ -357,6 +357,28 @@ def test_a_page_whose_rotate_is_no_multiple_of_90_is_turned_as_pdi_renders_it(me
         assert canvas["top"] < box["top"] < canvas["top"] + 0.2 * canvas["height"], (box, canvas)
 
 
+def test_a_region_of_a_page_with_a_user_unit_is_outlined_where_its_characters_are_drawn(
+        media: tuple[str, dict[str, str]]) -> None:
+    # /UserUnit 2 (ISO 32000-1 §8.3.2.3): pdf.js scales its viewport by 2, PDFium and pdi do not; a region is in units
+    # of user space (docs/pdf-text-layer.md §3), and the viewer places it through pdf.js's viewport: on "Hi", 10 to
+    # about 36 units from the left, 340 to 364 up from the bottom of the 400-unit page
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "large", "rect=(0,30),(60,80)"))
+        assert _until(pipe, session, "document.getElementById('cited') && document.querySelector('#page-1[data-laid]')")
+        box, canvas, centres = _js(pipe, session, """[document.getElementById('cited').getBoundingClientRect().toJSON(),
+          document.querySelector('#page-1 canvas').getBoundingClientRect().toJSON(),
+          [...document.querySelectorAll('#page-1 .pdf-text span')].filter(s => !s.classList.contains('gen'))
+            .map(s => { const r = s.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })]""")
+        _shoot(pipe, session, "pdf-user-unit-region.png")
+    scale = canvas["width"] / 200  # CSS pixels a unit of user space, as drawn
+    assert abs(canvas["height"] - 400 * scale) < 1
+    assert abs(box["left"] - canvas["left"]) < 1 and abs(box["width"] - 60 * scale) < 1, (box, canvas)
+    assert abs(box["top"] - canvas["top"] - 30 * scale) < 1 and abs(box["height"] - 50 * scale) < 1, (box, canvas)
+    assert len(centres) == 2
+    for x, y in centres:
+        assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)
+
+
 def test_draw_a_box_stays_at_hand_on_a_page_far_down(media: tuple[str, dict[str, str]]) -> None:
     # the panel of names stays at the top of the window as the reader scrolls the pages (desktop); the button that
     # turns to drawing a box, which its hint names, stays with it, in view and not under it
