@@ -64,7 +64,11 @@ def destinations(document: Any, layer: TextLayer) -> dict[str, tuple[int, int]]:
         page = pdfium_c.FPDFDest_GetDestPageIndex(document.raw, dest) + 1 if dest else 0
         if not 1 <= page <= layer.pages:
             continue  # a destination on no page of the document
-        name = buffer.raw[: size.value].decode("utf-16-le", "replace").rstrip("\x00")
+        # its UTF-16LE and a terminating NUL, which alone is dropped: a name may end with NULs of its own (a string
+        # key, ``(AB\000)``, found by pdf.js's viewer as ``nameddest=AB%00``; all its NULs were dropped, so it was ``AB``)
+        octets = buffer.raw[: size.value]
+        name = (octets[:-2] if octets.endswith(b"\x00\x00") and len(octets) % 2 == 0 else octets).decode(
+            "utf-16-le", "replace")
         start, end = layer.page_range(page)
         offset = start
         if pdfium_c.FPDFDest_GetLocationInPage(dest, has_x, has_y, has_zoom, x, y, zoom) and has_y.value:
