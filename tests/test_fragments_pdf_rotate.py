@@ -29,6 +29,7 @@ import pytest
 from PIL import Image
 
 import pdi.fragments.pdf as pdf
+import pdi.fragments.pdf_render as pdf_render
 from pdf_helpers import turned_pdf
 from pdi.fragments import evaluate
 
@@ -61,20 +62,37 @@ def test_a_pages_size_and_rendering_are_turned_as_its_rotate_reads(rotate: bytes
     assert layer.page_sizes == ((float(size[0]), float(size[1])),)
     boxes = pdf.read_pages_now(data, [1])[0][0]
     assert boxes["rotation"] == turn and boxes["crop"] == [0, 0, WIDTH, HEIGHT]
-    png = pdf.render_png_now(data, 1)
+    png = pdf_render.render_png_now(data, 1)
     assert Image.open(io.BytesIO(png)).size == (2 * size[0], 2 * size[1])  # 144 dpi: 2 pixels a point
     assert _corner(png) == CORNER[turn]
 
 
 @pytest.mark.parametrize(("rotate", "turn"), TURNS)
-def test_a_region_names_the_same_marks_whatever_the_rotate(rotate: bytes, turn: int) -> None:
+def test_a_region_names_the_same_marks_whatever_the_rotate_and_renders_turned_as_its_page(rotate: bytes, turn: int,
+                                                                                           ) -> None:
     # named from the CropBox's top-left before /Rotate: the square's corner and the word below it, on every page
     data = turned_pdf(rotate)
     assert evaluate("rect", [(0, 30), (60, 80)], data, media_type="application/pdf").data == b"Hi"
-    region = pdf.render_png_now(data, 1, (0.0, 0.0, 40.0, 40.0))  # the square's 20 points, unturned
-    pixels = np.asarray(Image.open(io.BytesIO(region)).convert("L"))
-    assert pixels.shape == (80, 80)
-    assert (pixels[:40, :40] < 64).all() and (pixels[40:, :] > 192).all() and (pixels[:, 40:] > 192).all()
+    # rendered, the region is turned as its page is (as the viewer shows and outlines it): the pixels PDFium gives
+    # for the whole page, turned, where the region lands once turned clockwise (a point x, y of the W × H page is
+    # H - y, x turned by 90, W - x, H - y by 180, y, W - x by 270), 2 pixels a unit; the square, filled on whole
+    # pixels, alike to the pixel, the word's glyphs as PDFium rasterises them turned (a pixel's shift at an edge)
+    x1, y1, x2, y2 = 0, 0, 60, 80
+    lands = {0: (x1, y1, x2, y2), 90: (HEIGHT - y2, x1, HEIGHT - y1, x2),
+             180: (WIDTH - x2, HEIGHT - y2, WIDTH - x1, HEIGHT - y1), 270: (y1, WIDTH - x2, y2, WIDTH - x1)}[turn]
+    whole = Image.open(io.BytesIO(pdf_render.render_png_now(data, 1))).convert("RGB")
+    region = Image.open(io.BytesIO(pdf_render.render_png_now(data, 1, (float(x1), float(y1), float(x2), float(y2)))))
+    expected = np.asarray(whole.crop(tuple(2 * v for v in lands)))
+    got = np.asarray(region.convert("RGB"))
+    assert got.shape == expected.shape
+    square = {0: (slice(0, 40), slice(0, 40)), 90: (slice(0, 40), slice(-40, None)),
+              180: (slice(-40, None), slice(-40, None)), 270: (slice(-40, None), slice(0, 40))}[turn]
+    assert (got[square] < 8).all() and (expected[square] < 8).all()
+    far = np.abs(got.astype(int) - expected.astype(int)).max(axis=2) > 64
+    assert far.mean() < 0.01, far.sum()
+    dark = [np.argwhere(image.min(axis=2) < 128) for image in (got, expected)]
+    assert np.abs(dark[0].min(axis=0) - dark[1].min(axis=0)).max() <= 1
+    assert np.abs(dark[0].max(axis=0) - dark[1].max(axis=0)).max() <= 1
 
 
 # /UserUnit (PDF 1.6, ISO 32000-1 §8.3.2.3 and Table 30): "the size of default user space units, in multiples of
@@ -89,5 +107,5 @@ def test_a_user_unit_changes_no_coordinate_size_or_rendering(unit: bytes) -> Non
     assert pdf.text_layer(data).page_sizes == ((float(WIDTH), float(HEIGHT)),)
     assert evaluate("rect", [(0, 30), (60, 80)], data, media_type="application/pdf").data == b"Hi"
     assert evaluate("viewrect", ["0", "30", "60", "50"], data, media_type="application/pdf").data == b"Hi"
-    png = pdf.render_png_now(data, 1)
+    png = pdf_render.render_png_now(data, 1)
     assert Image.open(io.BytesIO(png)).size == (2 * WIDTH, 2 * HEIGHT) and _corner(png) == "top-left"

@@ -13,6 +13,7 @@ defines, checked against poppler in tests/test_fragments_pdf.py).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from PIL import Image
 from test_server_pages_screenshots import dark
 from test_server_viewer_browser import _copied, _desktop, _drag, _js, _offered
 
@@ -325,16 +327,17 @@ def test_a_region_of_a_turned_page_is_outlined_where_its_characters_are_drawn(me
         }).filter(c => c)""".replace("OFFSETS", json.dumps(offsets)))
         _shoot(pipe, session, "pdf-turned-region.png")
     assert box["width"] > 4 * box["height"]  # 15 x 120 points before /Rotate: 120 across, 15 down on the screen
+    # rendered, the region is turned as the page is shown: 120 points across, 15 down, at 2 pixels a point
+    png = httpx.get(f"{media[0]}/uri-res/N2R?{_name(media, 'turned')}%23rect=(90,600),(105,720),1",
+                    headers={"Accept": "image/png"})
+    assert png.status_code == 200, png.text
+    assert Image.open(io.BytesIO(png.content)).size == (240, 30)
     assert len(centres) >= 8
     for x, y in centres:
         assert box["left"] <= x <= box["right"] and box["top"] <= y <= box["bottom"], (x, y, box)
 
 
 def test_a_page_whose_rotate_is_no_multiple_of_90_is_turned_as_pdi_renders_it(media: tuple[str, dict[str, str]]) -> None:
-    import io
-
-    from PIL import Image
-
     # /Rotate 91 (ISO 32000-1 Table 30: "shall be a multiple of 90"): pdf.js would draw the 200 × 400 point page
     # unturned, PDFium turns it a quarter, as pdi's size of it and its rendering (tests/test_fragments_pdf_rotate.py)
     base = media[0]

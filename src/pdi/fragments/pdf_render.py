@@ -30,7 +30,8 @@ _PDFIUM_SIDE: Final = 2**31 - 1
 def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None, *,
                name: str = "the PDF") -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
-    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that.
+    ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that,
+    turned as the page is.
     PDFium renders it in a child process, under :data:`pdi.fragments.pdf.LIMITS`
     (:attr:`~pdi.fragments.pdf.PdfiumLimits.page_seconds`); a rendering of more than :data:`MAX_RENDER_PIXELS` is a
     :class:`~pdi.errors.LimitError` naming its size, as is any region of a page more than 2**31 - 1 pixels a side at that resolution (PDFium's bitmaps are of C ints)."""
@@ -59,7 +60,9 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
             if not all(math.isfinite(side) and math.ceil(side) <= _PDFIUM_SIDE for side in sides):
                 raise LimitError(f"{what} at {RENDER_DPI} dpi is {sides[0]:,.0f}×{sides[1]:,.0f} pixels: PDFium"
                                  f" renders no region of a page more than {_PDFIUM_SIDE:,} pixels a side")
+            turn = 0  # quarter turns clockwise the region's pixels are given after cropping: the page's /Rotate
             if region is not None:
+                turn = page.get_rotation() // 90
                 page.set_rotation(0)  # a region is named before /Rotate (in this copy of the document only)
                 x1, y1, x2, y2 = (max(0.0, v) for v in region)
                 x2, y2 = min(x2, right - left), min(y2, top - bottom)
@@ -79,6 +82,11 @@ def render_png_now(data: Buffer, number: int, region: tuple[float, float, float,
                                  " (pdi.fragments.pdf_render.MAX_RENDER_PIXELS); name a smaller region")
             bitmap = page.render(scale=scale, crop=crop)  # PDFium applies /Rotate to a whole page
             image = bitmap.to_pil()
+            if turn:  # shown as the page is, as the viewer outlines it (PIL's turns are counter-clockwise)
+                from PIL import Image
+
+                image = image.transpose((Image.Transpose.ROTATE_270, Image.Transpose.ROTATE_180,
+                                         Image.Transpose.ROTATE_90)[turn - 1])
             out = io.BytesIO()
             image.save(out, format="PNG")
             return out.getvalue()
