@@ -629,7 +629,8 @@ _PDF_PAGE = Operation(
            examples=("1",))),
     answers={200: Answer("page, pages, start (its offset in the layer's text), text (the page's text T(n)),"
                          " boxes (left, bottom, right, top in points, or null, per character), crop (the CropBox clipped to the MediaBox),"
-                         " rotation", _JSON, _OBJECT)},
+                         " rotation (the page's /Rotate as PDFium reads it: 0, 90, 180 or 270 degrees clockwise; the"
+                         " viewer turns the page by it)", _JSON, _OBJECT)},
     errors=_READ,
 )
 _IMAGE_PREVIEW = Operation(
