@@ -60,7 +60,6 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
         "data-fonts": pdfjs.url() + "standard_fonts/",
         "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
         "data-layer": "1" if layer is not None and not layer.empty else "0",
-        "data-kept": "1" if layer is not None else "0",
     }
     fragment = selected.fragment if selected is not None else None
     if fragment is not None and not fragment.past_end:

@@ -571,7 +571,6 @@ SCRIPT = r"""
     const region = pdfView.dataset.region ? pdfView.dataset.region.split(",").map(Number) : null;  // x1,y1,x2,y2,frame
     const citedPage = Number(pdfView.dataset.page || 0);
     const hasLayer = pdfView.dataset.layer === "1";
-    const kept = hasLayer || pdfView.dataset.kept === "1";  // a text layer kept, empty or not
     const boxButton = document.getElementById("pdf-box-mode");
     const layers = {};  // page number -> {start, chars: its text's code points}, once its boxes are laid
     const pageEls = [];
@@ -743,8 +742,9 @@ SCRIPT = r"""
       pdfView.dataset.ready = String(doc.numPages);
 
       async function draw(n) {
-        // pdi's reading of the page (its characters' boxes, and /Rotate as PDFium reads it), asked for as pdf.js loads it
-        const asked = kept ? json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n).then(
+        // pdi's reading of the page (its characters' boxes, and /Rotate as PDFium reads it), asked for as pdf.js loads
+        // it; not for a PDF with no text (a scan: PDFium would read the whole PDF again for no character)
+        const asked = hasLayer ? json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n).then(
           function (data) { return {data: data}; }, function (error) { return {error: error}; }) : null;
         const page = await doc.getPage(n), el = pageEls[n - 1];
         const got = asked ? await asked : null;
