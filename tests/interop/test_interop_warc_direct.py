@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from warc_builder import DATA, WarcBuilder, sha1_digest
+from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -291,3 +292,46 @@ def test_an_entry_is_the_dataclass_its_fields_make(compressed: bool, tmp_path: P
         assert entry == made and hash(entry) == hash(made) and repr(entry) == repr(made)
         with pytest.raises(dataclasses.FrozenInstanceError):
             entry.uri = "http://example.org/other"  # type: ignore[misc]
+
+
+#: HTTP header lines: fields, lines without a colon (RFC 9112 §5: field-line = field-name ":" OWS field-value OWS;
+#: these are none), a field name holding a space, a continuation line (obs-fold)
+_HTTP_LINES = ["Content-Type: text/html", "Content-Type: text/plain", "X-Broken-Line", "Content-Type text/css",
+               "nocolon here", "X Spaced: a", " folded", "Location: /x"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(_HTTP_LINES), max_size=5), compressed=st.booleans())
+def test_an_http_header_line_without_a_colon_is_dropped_as_warcio_drops_it(
+    lines: list[str], compressed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """warcio's ``StatusAndHeadersParser`` (and pywb, which reads by it) drops an HTTP header line with no colon, with
+    the continuation lines after it, and reads the fields around it; the import reads the response so, by the fast
+    path alone when no other line is odd, by warcio's reader otherwise, the two alike."""
+    payload = b"<p>hi</p>"
+    http = ("HTTP/1.1 200 OK\r\n" + "".join(line + "\r\n" for line in lines) + "\r\n").encode() + payload
+    record = _record([b"WARC-Type: response", b"WARC-Record-ID: <urn:uuid:12345678-1234-1234-1234-123456789abc>",
+                      b"WARC-Date: " + DATE.encode(), b"WARC-Target-URI: http://example.org/broken",
+                      b"WARC-Block-Digest: " + sha1_digest(http).encode()], http)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ("a.warc.gz" if compressed else "a.warc")
+        path.write_bytes(_site(compressed) + (_gzip_each([record]) if compressed else record))
+        with path.open("rb") as fh:  # the oracle: warcio's own reading of the response's fields
+            told = [r.http_headers for r in ArchiveIterator(fh) if r.rec_headers.get_header("WARC-Target-URI")
+                    == "http://example.org/broken"]
+        index = _same(path, monkeypatch)
+        assert not isinstance(index, str), index
+        entries, kept, *_ = index
+        [entry] = [e for e in entries if e.uri == "http://example.org/broken"]
+        written = told[0].get_header("Content-Type")
+        assert entry.media_type == (written.split(";")[0].strip() if written else None)
+        assert kept[(entry.source, entry.offset)] == payload
+        odd = any(line.startswith(" ") or " " in line.partition(":")[0] for line in lines if ":" in line or
+                  line.startswith(" "))  # a continuation line, a field name with a space: the fast path hands over
+        if not odd:
+            def no_warcio(*_args: object, **_kwargs: object) -> None:
+                raise AssertionError("warcio was asked to read a file the fast path reads")
+
+            with monkeypatch.context() as patch:
+                patch.setattr(records, "BoundedIterator", no_warcio)
+                assert _index(path, fast=True, monkeypatch=monkeypatch) == index

@@ -16,8 +16,9 @@ records go through too (transfer and content codings are undone by
 
 The fast path accepts a record only when it is sure warcio, through
 :class:`~pdi.interop.warc.bounded.BoundedIterator`, reads it the same and
-finds nothing wrong with it. Whatever else it meets (a line that is not
-``name: value``, a continuation line, a bare CR or LF, a WARC field named
+finds nothing wrong with it (an HTTP header line without a colon it drops,
+as warcio's parser does). Whatever else it meets (a WARC header line that is
+not ``name: value``, an HTTP field name holding white space, a continuation line, a bare CR or LF, a WARC field named
 twice, a version other than ``WARC/1.0`` or ``WARC/1.1``, a digest spelled
 other than in base32 as warcio writes it, or that does not match, a member
 holding more or less than one record, a record larger than
@@ -124,8 +125,9 @@ def _lines(block: bytes) -> list[str]:
         return lines
 
 
-def _parse_fields(lines: list[str]) -> tuple[str, dict[str, str]]:
-    """The status line and fields of a header block, as warcio's ``StatusAndHeadersParser`` reads them."""
+def _parse_fields(lines: list[str], *, http: bool = False) -> tuple[str, dict[str, str]]:
+    """The status line and fields of a header block, as warcio's ``StatusAndHeadersParser`` reads them (``http``:
+    an HTTP header block, whose lines without a colon warcio's parser drops, as the import reads them)."""
     statusline = lines[0].rstrip()
     if not statusline:
         raise _NotPlain
@@ -135,9 +137,13 @@ def _parse_fields(lines: list[str]) -> tuple[str, dict[str, str]]:
         if not line or line[0] in " \t":
             raise _NotPlain  # a blank-looking line inside the block, or a continuation line
         name, sep, value = line.partition(":")
+        if http and not sep:
+            continue  # no field: dropped, as warcio drops it (a continuation line after it is handed over above)
         name = name.rstrip(" \t")
         if not sep or " " in name or "\t" in name:
-            raise _NotPlain  # a line that is no field (bounded.unnamed): refused by the bounded reader, naming it
+            # a WARC header line that is no field (bounded.unnamed): refused by the bounded reader, naming it; an
+            # HTTP field name holding white space, which warcio reads as the name: warcio's to read
+            raise _NotPlain
         fields.setdefault(name.lower(), value.lstrip())
     return statusline, fields
 
@@ -230,7 +236,7 @@ def _record(
             if http_end < 0:
                 raise _NotPlain
             http_lines = _lines(data[start:http_end])
-            line, fields = _parse_fields(http_lines)
+            line, fields = _parse_fields(http_lines, http=True)
             parts = line.split(" ", 1)
             http = _Fields(fields, parts[1].strip() if len(parts) > 1 else "")
             payload_at = http_end + 4 - start
