@@ -240,6 +240,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: Whether the target of the request whose head is being read is longer than :attr:`target_octets` (its
         #: ``414`` waits for the head's end: :meth:`on_url`).
         self._too_long = False
+        #: Of a target too long: whether its path may go on in the octets dropped (no ``?`` nor ``#`` yet), whether
+        #: it did with a ``/`` (:meth:`_path_dropped`), and the last two octets looked at.
+        self._path_cut = self._slash_dropped = False
+        self._dropped_tail = b""
         #: The first octets of the request whose head is being read (:data:`_LINE_PEEK` once that many came): what
         #: tells a malformed request line from an unknown method (:meth:`parse_failed`).
         self._line = b""
@@ -509,6 +513,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
 
     def on_url(self, url: bytes) -> None:
         if self._too_long:  # the rest of a target past the bound: read and dropped (the head's bound holds it)
+            if self._path_cut:
+                self._path_dropped(url)
             return
         if len(self.url) + len(url) > self.target_octets:
             # refused once the head is in (:meth:`on_headers_complete`), the target's first octets kept: the
@@ -516,7 +522,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             # origin reads the 414 (found in review, 2026-12-01: refused here, before any field, it had none, and
             # a script's fetch of a long URL failed as a network error)
             self._too_long = True
-            self.url += url[:self.target_octets - len(self.url)]
+            kept = self.target_octets - len(self.url)
+            self.url += url[:kept]
+            self._path_cut = self.url.find(b"?") < 0 and self.url.find(b"#") < 0
+            self._slash_dropped, self._dropped_tail = False, self.url[-2:]
+            if self._path_cut:
+                self._path_dropped(url[kept:])
             return
         # httptools would drop it and what follows: the whole document served for a passage's name (``find``, not
         # ``in``, which first tries b"#" as an int: a TypeError raised and cleared, a request)
@@ -525,6 +536,30 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                                  " name's fragment is asked for with its '#' written %23")
             raise _Refused
         self.url += url
+
+    def _path_dropped(self, piece: bytes) -> None:
+        """``piece``, the next octets of a target too long, dropped: whether the path goes on in them with a ``/``
+        (or ``%2F``, a ``/`` once decoded, as the app's routes match a path; its first octets perhaps the last of
+        what came before), up to the ``?`` or ``#`` that ends it (:meth:`_refusal_target`)."""
+        ends = [at for at in (piece.find(b"?"), piece.find(b"#")) if at >= 0]
+        path = piece[:min(ends)] if ends else piece
+        seen = self._dropped_tail + path
+        if path.find(b"/") >= 0 or seen.lower().find(b"%2f") >= 0:
+            self._slash_dropped = True
+            self._path_cut = False  # known: the rest is not looked at
+        elif ends:
+            self._path_cut = False
+        self._dropped_tail = seen[-2:]
+
+    def _refusal_target(self) -> bytes:
+        """The target a refusal's CORS fields are those of (:attr:`refusal_cors`): the target read, or of a target too
+        long, its first :attr:`target_octets` octets, and a ``/`` after them where its path went on with one in
+        what was dropped: a path the routes' patterns match as they match the whole path (a segment's
+        ``{service}`` does not match a path with a ``/`` after it; a ``{target:path}`` matches both; no route
+        without parameters is as long)."""
+        if self._too_long and self._slash_dropped:
+            return self.url + b"/"
+        return self.url
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._field_octets += len(name) + len(value)
@@ -639,14 +674,13 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         cors = self.refusal_cors
-        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431) and (
-                status != 414 or b"?" in self.url):  # a 414's target kept in part: its path whole only before a '?'
+        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431):
             # a refusal of a request whose line was read (a field after it read, or its head whole; or a 431 of a
             # head past its bound, which its target, bounded, cannot be), of a read path: the CORS fields the app
             # gives that path, so that another origin's script reads it, a 503's Retry-After too (found in review,
             # 2026-12-01: none, and the script saw a network error). A 500 is this server's own failure, perhaps of
             # a read the parser did not see (the compiled path's): the target and fields may be another request's
-            content.append(cors(self.url, self.headers))
+            content.append(cors(self._refusal_target(), self.headers))
         body = problem_body(status, detail)
         # nosniff, as every answer the app makes says (pdi.server.http.middleware.BrowserFields): the detail quotes
         # what the client sent
