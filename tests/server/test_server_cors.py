@@ -711,3 +711,90 @@ def test_a_path_too_long_is_a_414_read_as_the_apps_answer_of_that_path_is(names:
                     assert bool(said) == read, (target[:30], target[-10:], cut, said, own)
                     assert cors_check(origin, "same-origin", fields) == (read and allowed), (target[:30], fields)
                     assert _one_vary(fields), fields
+
+
+#: Request heads the parser refuses (400) before the app, each of ``target`` (``{line}``: the field lines, where
+#: ``{origin}`` is the Origin's): a field value holding a control character a browser's fetch sends (Fetch's header
+#: value forbids only NUL, CR and LF; Chromium sends it, before Origin), a line that is no field, a target with a
+#: '#' or a control character.
+_REFUSED_HEADS = [
+    "GET {target} HTTP/1.1\r\nHost: a\r\nX-Request-Id: a\x01b\r\n{origin}Accept: */*\r\n\r\n",
+    "GET {target} HTTP/1.1\r\nHost: a\r\nPrefer: a\x7fb\r\n{origin}\r\n",
+    "GET {target} HTTP/1.1\r\nX Bad: 1\r\nHost: a\r\n{origin}\r\n",
+    "GET {target} HTTP/1.1\r\nHost: a\r\n{origin}X-Request-Id: a\x01b\r\n\r\n",
+    "GET {target}#x HTTP/1.1\r\nHost: a\r\n{origin}\r\n",
+    "GET {target}\x01 HTTP/1.1\r\nHost: a\r\n{origin}\r\n",
+]
+
+
+@pytest.mark.parametrize("cors", ["*", "listed"])
+def test_a_head_the_parser_refuses_is_a_400_read_as_the_apps_answer_of_its_path_is(
+        names: tuple[Archive, dict[str, str]], cors: str) -> None:
+    """A request head ``pdi serve``'s parser refuses before the app (``400``) carries the CORS fields the app's own
+    answer of its target's path does (the oracle: that answer, asked of the app), naming its ``Origin`` wherever the
+    field is, before or after the line refused; so a script of an origin allowed reads the ``400`` (``fetch_cors``),
+    and of the write API or a page, nothing of CORS. Sent in one write or cut by TCP anywhere, the same (found in
+    review, 2026-12-01: refused before its Origin was read, it carried no Access-Control-Allow-Origin, and a script's
+    fetch with a control character in a field's value failed as a network error)."""
+    archive, _ = names
+    policy = CrossOrigin.parse([READER] if cors == "listed" else ["*"])
+    app = create_app(archive.location, archive=archive, cors=policy)
+    with on_own_protocol(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for target in ("/api/search?q=a", "/uri-res/N2R?urn:pdi:x", "/api/deposit", "/search?q=a"):
+            for origin in (READER, OTHER):
+                allowed = cors == "*" or origin == READER
+                own = _asked_of_app(app, target, origin)
+                read = any(k == "access-control-allow-origin" or (k == "vary" and "origin" in v.lower())
+                           for k, v in own)
+                for shape in _REFUSED_HEADS:
+                    head = shape.format(target=target, origin=f"Origin: {origin}\r\n").encode("latin-1")
+                    for cut in (None, 4, head.index(b"\r\n") + 1, head.index(b"Origin") + 10, len(head) - 2):
+                        if cut is None:
+                            [(status, fields)] = _refused(port, head, 1)
+                        else:
+                            [(status, fields)] = _refused_in_two(port, head[:cut], head[cut:])
+                        assert status == 400, (shape, target, cut, status)
+                        said = [(k, v) for k, v in fields if k.startswith("access-control-") or k == "vary"]
+                        assert bool(said) == read, (shape, target, cut, said, own)
+                        assert cors_check(origin, "same-origin", fields) == (read and allowed), (shape, cut, fields)
+                        assert _one_vary(fields), fields
+
+
+def test_a_refused_head_whose_end_never_comes_is_answered_at_the_head_deadline(
+        names: tuple[Archive, dict[str, str]]) -> None:
+    """With origins listed, the ``400`` of a head the parser refuses waits for the head's empty line, which its
+    ``Origin`` may come before; a head that never ends is answered at the request-head deadline, with the fields of
+    what came: its ``Origin`` named where its line came whole, else ``Vary: Origin`` alone."""
+    import time
+
+    import h11
+    from server_helpers import in_thread
+
+    from pdi.server.process.connection import answering_protocol
+    from pdi.server.process.run import listening_socket
+
+    archive, _ = names
+    app = create_app(archive.location, archive=archive, cors=CrossOrigin.parse([READER]))
+    sock = listening_socket("127.0.0.1", 0)
+    sock.listen()
+    with in_thread(app, [sock], join=30, log_level="critical", loop="uvloop",
+                   http=answering_protocol(0.6, app.state.cache, None, None)):
+        port = sock.getsockname()[1]
+        for rest, named in ((f"Origin: {READER}\r\n", True), ("Origin: https://rea", False)):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+                began = time.monotonic()
+                conn.sendall(f"GET /api/search?q=a HTTP/1.1\r\nHost: a\r\nPrefer: a\x7fb\r\n{rest}".encode())
+                raw = b""
+                while piece := conn.recv(65536):
+                    raw += piece
+                waited = time.monotonic() - began
+            reader = h11.Connection(h11.CLIENT)
+            reader.send(h11.Request(method="GET", target="/", headers=[("Host", "a")]))
+            reader.receive_data(raw)
+            event = reader.next_event()
+            assert isinstance(event, h11.Response) and event.status_code == 400, raw[:200]
+            fields = [(k.decode(), v.decode("latin-1")) for k, v in event.headers]
+            assert waited >= 0.5, waited
+            assert cors_check(READER, "same-origin", fields) == named, fields
+            assert ("vary", "Origin") in fields and _one_vary(fields), fields

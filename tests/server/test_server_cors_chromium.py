@@ -164,3 +164,33 @@ def test_chromium_reads_nothing_with_cors_off(deposited: tuple[Path, Archive, st
     with _page_origin() as page, _resolver(location, archive, CrossOrigin.parse(["none"])) as (base, _):
         got = _read_in_chromium(page, base, name)
     assert got == {key: "error: TypeError" for key in ("n2r", "range", "n2l", "deposit")}, got
+
+
+#: A fetch with a field value holding a control character (Fetch's header value forbids only NUL, CR and LF, so
+#: Chromium sends it, after a preflight naming the field), which pdi serve's parser refuses: its status and body's
+#: problem status, or the error it threw.
+CONTROL = """(async () => {
+  try {
+    const a = await fetch(%s + '/api/series', {headers: {'X-Request-Id': 'a\\x01b'}, cache: 'no-store'});
+    return JSON.stringify([a.status, (await a.json()).status]);
+  } catch (e) { return JSON.stringify('error: ' + e.name); }
+})()"""
+
+
+@pytest.mark.parametrize("listed", [False, True])
+def test_chromium_reads_the_400_of_a_field_pdi_serve_cannot_read(deposited: tuple[Path, Archive, str],
+                                                                  listed: bool) -> None:
+    """Chromium sends the field before ``Origin``; ``pdi serve``'s parser refuses the head there, and its ``400``
+    names the origin all the same (found in review, 2026-12-01: with ``--cors-origin`` listing the page's origin,
+    the refusal carried only ``Vary: Origin``, and the script's fetch failed, a ``TypeError``)."""
+    location, archive, _name = deposited
+    with _page_origin() as page, _resolver(location, archive, CrossOrigin.parse([page] if listed else ["*"])) as (
+            base, heard), devtools() as pipe:
+        deadline = time.monotonic() + 90
+        session = new_tab(pipe, "Page", deadline=deadline)
+        navigate_and_wait_for_load(pipe, session, page + "/", deadline)
+        answer = pipe.call("Runtime.evaluate", {"expression": CONTROL % json.dumps(base), "awaitPromise": True,
+                                                "returnByValue": True}, session, deadline)
+    assert json.loads(answer["result"]["value"]) == [400, 400], answer
+    # the preflight reached the app; the request itself was refused before it
+    assert [(method, path) for method, path, _ in heard.heard] == [("OPTIONS", "/api/series")], heard.heard

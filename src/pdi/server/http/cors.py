@@ -52,7 +52,9 @@ fields (``Date``, ``Server``) as the ASGI path's are (:class:`CrossOriginReads`
 puts them before the app's); with a list of origins, a request with an
 ``Origin`` is not answered there, but by the app, which names it. A refusal those connections write before the app
 (:meth:`pdi.server.process.guarded.GuardedHttpToolsProtocol._refuse`) of a request to a read path whose request
-line was read carries the fields the app's answer of it would (:meth:`ReadPaths.refusal_lines`).
+line was read carries the fields the app's answer of it would (:meth:`ReadPaths.refusal_lines`); of a head the parser
+refused (a field value holding a control character, which a browser's ``fetch`` sends), the target and ``Origin`` are
+read from the head's lines, past the line refused.
 """
 
 from __future__ import annotations
@@ -241,7 +243,8 @@ class ReadPaths:
 
     def refusal_lines(self, policy: CrossOrigin, target: bytes, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
         """The CORS fields' lines of a refusal the connection writes itself, before the app (a ``503`` past the
-        requests a connection may pipeline, a ``431`` head, a ``400`` of its framing:
+        requests a connection may pipeline, a ``431`` head, a ``400`` of its framing or of a head the parser refused, a
+        ``414``:
         :meth:`pdi.server.process.guarded.GuardedHttpToolsProtocol._refuse`), to the request whose target is
         ``target`` (as sent: origin or absolute form) and whose fields read so far are ``headers`` (names in lower
         case): those :class:`CrossOriginReads` gives an answer of that path, so that a script reads a refusal (a
@@ -253,7 +256,7 @@ class ReadPaths:
             if not found or not scheme.isalpha():
                 return b""
             target = b"/" + rest.partition(b"/")[2]
-        path = target.partition(b"?")[0].decode("latin-1")
+        path = target.partition(b"?")[0].partition(b"#")[0].decode("latin-1")  # (a '#' refused: RFC 3986 §3.5)
         if "%" in path:
             path = urllib.parse.unquote(path)
         if not self.methods(path):

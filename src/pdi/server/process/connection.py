@@ -615,5 +615,6 @@ def answering_protocol(
                   "trusted": trusted, "clients": clients, "refused": refused,
                   "_heads": [None, b"", b"" if cache is None else cache.cross_origin.lines],
                   "_by_origin": cache is not None and cache.cross_origin.by_origin,
-                  "refusal_cors": _refusal_cors(cache)}
+                  "refusal_cors": _refusal_cors(cache),
+                  "refusal_by_origin": cache is not None and cache.cross_origin.by_origin}
     return type("CachedAnswerProtocol", (CachedAnswerProtocol,), attributes)

@@ -208,6 +208,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
     #: given, as the app says them on its read paths (:meth:`pdi.server.http.cors.ReadPaths.refusal_lines`, set
     #: by :func:`pdi.server.process.connection.answering_protocol`); ``None``: none.
     refusal_cors: Callable[[bytes, Sequence[tuple[bytes, bytes]]], bytes] | None = None
+    #: Whether those fields name the request's ``Origin`` (``--cors-origin`` lists origins): a refusal of a head the
+    #: parser could not read then waits for the rest of it (:meth:`_await_origin`).
+    refusal_by_origin: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -244,6 +247,12 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         #: it did with a ``/`` (:meth:`_path_dropped`), and the last two octets looked at.
         self._path_cut = self._slash_dropped = False
         self._dropped_tail = b""
+        #: The octets of the request head being read, while it is split over reads (kept for a refusal of it,
+        #: :meth:`_failed_fields`); of a head the parser refused, all it read of it (``None``: none refused); and
+        #: whether its refusal waits for the rest of the head (:meth:`_await_origin`).
+        self._head_part = bytearray()
+        self._failed_head: bytes | None = None
+        self._awaiting = False
         #: The first octets of the request whose head is being read (:data:`_LINE_PEEK` once that many came): what
         #: tells a malformed request line from an unknown method (:meth:`parse_failed`).
         self._line = b""
@@ -305,6 +314,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             self._head_deadline = self.loop.call_at(due, self._late)
             return
         self._head_due = None
+        if self._awaiting and self.refusal is not None:  # a refused head's rest never came: refused with what did
+            self._awaiting = False
+            self._refuse(*self.refusal)
+            return
         if not self.transport.is_closing():
             self.transport.close()
 
@@ -352,6 +365,9 @@ class GuardedHttpToolsProtocol(HttpProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self.refusal is not None:  # refused: nothing after it is read (it may wait for the answers before it)
+            if self._awaiting:  # but the rest of a refused head, for its Origin (:meth:`_await_origin`)
+                self._awaited(data)
+                return
             if self._lingered is not None:  # closing in stages: read, dropped, and bounded (:meth:`_linger`)
                 self._lingered += len(data)
                 if self._lingered > self.linger_octets:
@@ -374,6 +390,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             if self._in_head:
                 if not self._head_seen:
                     self._line = b""
+                    if self._head_part:  # the last head's, split over reads
+                        self._head_part = bytearray()
                 if not self._line:  # a request's first octets after the empty lines before it, however many (a
                     # slice: the read itself may be large)
                     start = _after_empty_lines(data)
@@ -393,12 +411,16 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                 else:
                     self.parser.feed_data(data)
             except httptools.HttpParserError as exc:
+                if self._in_head and not self._too_long:  # the head's octets read, for its refusal's CORS fields
+                    self._failed_head = bytes(self._head_part) + data
                 self.parse_failed(exc)
             except httptools.HttpParserUpgrade as exc:
                 self.upgrade_asked(exc)
             if self._begun:  # a head begun and not yet whole, or its content read on: where an empty line may begin
                 # (its end ends a head, or may end chunked content: :meth:`_request_end`)
                 self._held_end = data[-4:] if len(data) >= 4 else (self._held_end + data)[-4:]
+                if self._in_head and self.refusal is None:  # split over reads: kept, bounded as the head is
+                    self._head_part += data
             elif self._held_end:
                 self._held_end = b""
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
@@ -635,7 +657,67 @@ class GuardedHttpToolsProtocol(HttpProtocol):
             else:
                 said = str(cause) if cause is not None else str(exc)
                 self.refusal = (400, f"the request is not HTTP/1.1 as RFC 9112 writes it: {said}")
-        self._refuse(*self.refusal)
+        if not self._await_origin():
+            self._refuse(*self.refusal)
+
+    def _failed_fields(self) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+        """Of a request head the parser refused (:attr:`_failed_head`, as far as it was read), its target and its
+        ``Origin`` fields, read line by line past what the parser refused (a field line that is none, a value
+        holding a control character a browser's ``fetch`` sends, as Chromium does: Fetch's header value forbids
+        only NUL, CR and LF), so that the refusal carries the CORS fields the app gives the target's path
+        (:meth:`pdi.server.http.cors.ReadPaths.refusal_lines`); ``None`` where its request line did not come
+        whole, ``method SP request-target SP HTTP-version`` (RFC 9112 §3): no path is known. Only lines ended by
+        their line feed are read (a line cut by TCP may be an ``Origin`` cut short). A request line cut by TCP
+        after its target's SP gives that target (a target holds no SP), its version a beginning of ``HTTP/``."""
+        head = self._failed_head
+        if head is None:
+            return None
+        start = _after_empty_lines(head)
+        end = head.find(b"\n", start)
+        parts = head[start:end if end >= 0 else len(head)].rstrip(b"\r").split(b" ")
+        if len(parts) != 3 or not parts[1] or not (
+                parts[2].startswith(b"HTTP/") or (end < 0 and b"HTTP/".startswith(parts[2][:5]))):
+            return None
+        if end < 0:
+            return parts[1], []
+        origins = []
+        for line in head[end + 1:].split(b"\n")[:-1]:
+            line = line.rstrip(b"\r")
+            if not line:  # the head's end
+                break
+            name, colon, value = line.partition(b":")
+            if colon and name.lower() == b"origin":
+                origins.append((b"origin", value.strip(b" \t")))
+        return parts[1], origins
+
+    def _await_origin(self) -> bool:
+        """Whether the refusal of a head the parser refused waits for the rest of the head: only where the fields
+        name the ``Origin`` (:attr:`refusal_by_origin`) of a read path, its request line read whole and its empty
+        line not yet (a browser sends a field it may hold a control character in before ``Origin``: Chromium
+        does). It is written when the head's empty line comes (:meth:`_awaited`), at the head's bound, or at the
+        head's deadline (:meth:`_late`), whichever is first, with what came of it."""
+        head = self._failed_head
+        cors = self.refusal_cors
+        if (not self.refusal_by_origin or cors is None or head is None or self.refusal is None
+                or self.refusal[0] != 400 or head.find(b"\r\n\r\n") >= 0 or len(head) > self._head_bound):
+            return False
+        read = self._failed_fields()
+        if read is None or not cors(read[0], ()):
+            return False
+        self._awaiting = True
+        return True
+
+    def _awaited(self, data: bytes) -> None:
+        """More of a refused head whose refusal waits (:meth:`_await_origin`): written once its empty line came, or
+        past the head's bound."""
+        head = self._failed_head or b""
+        seen = len(head)
+        head += data
+        self._failed_head = head
+        if head.find(b"\r\n\r\n", max(0, seen - 3)) >= 0 or len(head) > self._head_bound:
+            self._awaiting = False
+            assert self.refusal is not None
+            self._refuse(*self.refusal)
 
     def failed(self, exc: Exception) -> None:
         """This server's own code failed on the request whose head is in (``exc``): logged, and its refusal a 500."""
@@ -674,7 +756,10 @@ class GuardedHttpToolsProtocol(HttpProtocol):
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         cors = self.refusal_cors
-        if cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431):
+        read = self._failed_fields() if cors is not None and status == 400 else None
+        if read is not None and cors is not None:  # a head the parser refused: its target and Origin as its lines say them
+            content.append(cors(*read))
+        elif cors is not None and self.url and status != 500 and (self.headers or not self._in_head or status == 431):
             # a refusal of a request whose line was read (a field after it read, or its head whole; or a 431 of a
             # head past its bound, which its target, bounded, cannot be), of a read path: the CORS fields the app
             # gives that path, so that another origin's script reads it, a 503's Retry-After too (found in review,
