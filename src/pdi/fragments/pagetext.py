@@ -389,8 +389,11 @@ def plain_page_text(text: str) -> PageText:
 #: In MathML it reads only token elements' text, a ``semantics``' and an ``maction``'s first child only and no
 #: ``mphantom``, each HTML element in a token element a block, and it ends the SVG or MathML around an HTML breakout
 #: start tag (1 and 2 read all text in MathML, and such a tag as SVG's or MathML's).
+#: Reading 4 (session 51) reads an element in a list box's option (a ``pre``, a ``div``, an ``xmp``, a
+#: ``plaintext``) as no block and keeps no white space in it: the option is one string, collapsed, as Chromium 150's
+#: ``innerText`` gives it (3 made each such element a line of its own, a ``pre``'s white space kept).
 #: A change that moves the text of some page makes a new reading.
-READINGS: Final = (1, 2, 3)
+READINGS: Final = (1, 2, 3, 4)
 #: The reading a text directive is matched in.
 LATEST_READING: Final = READINGS[-1]
 #: The reading of an HTML e-mail's body text (its passages' positions count in it).
@@ -572,13 +575,17 @@ class _PageReader:
         plaintext = name == "plaintext" and not closing and self.reading >= 3 and self._plaintext_here()
         if name == "rt" and self.reading >= 2:
             builder.word_break = True  # a ruby annotation: its text joins the base's, each its own words (Chromium)
+        in_option = self.reading >= 4 and self._in_list_box_option()
         if closing:
             closed = _close(self.open_elements, name)
-            if closed or (closed is None and name in BLOCK):
+            if (closed or (closed is None and name in BLOCK)) and not (
+                    in_option and name not in ("option", "optgroup", "select")):
                 builder.boundary()
         elif self._start_tag(name, name_match.end(), end):
             return len(source) if plaintext else end
         if plaintext:
+            if in_option:
+                builder.glued = True  # the option's one string runs on into the plaintext's text (Chromium 150)
             return self._plaintext(end)
         if name in PREFORMATTED:
             if closing:
@@ -624,6 +631,12 @@ class _PageReader:
                 block = True  # each option is a line of its own, in a list box or out of a select (Chromium, tested)
         if open_elements[-1].items_are_blocks and declared.display != "contents":
             block = not none  # a flex or grid item is blockified (CSS Display 3 §2.7; Chromium, tested)
+        # in a list box's option, an element is no block and keeps no white space: the option shows its text as one
+        # string, collapsed (Chromium 150's innerText: "onea b" of <select size=3><option>one<pre>a\n b</pre>, and
+        # of <option>one<plaintext>a\n b; WHATWG HTML §4.10.10, an option's text strips and collapses white space)
+        in_option = self.reading >= 4 and name not in ("option", "optgroup", "select") and self._in_list_box_option()
+        if in_option:
+            block = False
         if self.reading >= 3:
             if self._breaks_out(name, attrs):
                 builder.boundary()  # the svg or math ends here (a box of its own)
@@ -668,6 +681,8 @@ class _PageReader:
             visible = parent.visible if declared.visibility is None else declared.visibility == "visible"
             # white-space is inherited; pre, listing and plaintext are pre (the HTML rendering section, §15.3.3)
             white_space = declared.white_space or ("pre" if name in PREFORMATTED else parent.white_space)
+            if in_option:
+                white_space = parent.white_space
             if foreign == "math" and name == "mphantom" and self.reading >= 3 and declared.visibility is None:
                 visible = False  # MathML Core's mphantom { visibility: hidden } (Chromium 150 finds none of its text)
             opened = _Open(name, block, visible, self.reading >= 2 and declared.display in _LAYS_OUT_ITEMS, white_space,
@@ -743,6 +758,14 @@ class _PageReader:
             attrs = attributes(source[attributes_at : end - 1])
             if not _display_none(attrs, self.style.declared(name, attrs).display):
                 builder.boundary()  # a box in the line (ATOMIC)
+        if name == "xmp" and not self.skipping and self.reading >= 4 and self._in_list_box_option():
+            # in a list box's option: its text as written, but in the option's one string, collapsed (Chromium 150's
+            # innerText: "onea <b> b" of <select size=3><option>one<xmp>a <b>\n b</xmp>)
+            builder.glued = True
+            self.literal = True
+            self._text(end, stop)
+            self.literal = False
+            return stop
         if name in ("xmp", "textarea") and not self.skipping:
             # shown as written, in a box of its own (a textarea's text too: Chromium matches it;
             # its first line break is not text, as after <pre>)
