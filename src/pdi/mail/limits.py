@@ -25,7 +25,10 @@ class MailLimits:
     or CR LF ended: the parser keeps each line it reads as a string of its
     own, some 90 octets beside the line, so that 28 MB of two-letter lines
     took 900 MB; a 64 MiB attachment in base64 is some 880,000 lines),
-    counted before the parser runs; ``max_delimiters`` 20,000 boundary
+    counted before the parser runs: a bound on the lines given to Python's
+    parser, so on a message read whole alone (one read by its structure,
+    :mod:`pdi.mail.large`, gives it its header blocks, never a body's lines,
+    and is read whatever its lines); ``max_delimiters`` 20,000 boundary
     delimiter lines (a line that starts ``--`` and the boundary of the
     multipart whose body holds it, up to its close delimiter; a line that
     starts ``--`` and none, a patch's or a log's, is not counted), counted
