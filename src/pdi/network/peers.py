@@ -371,15 +371,17 @@ class Peer:
         done: list[Spooled | PDIError] = []
         body = json.dumps({"names": [str(e["name"]) for e in entries]}).encode()
         try:
-            with self._post(url, body) as (status, content_type, raw):
-                if status in (404, 405):
+            with self._post(url, body) as answer:
+                if answer.status in (404, 405):
                     return None
-                if status != 200:
-                    raise RemoteError(f"POST {url}: HTTP {status}")
-                parts = _Parts(raw, _boundary(content_type, url), url)
+                if answer.status != 200:
+                    raise RemoteError(f"POST {url}: HTTP {answer.status}")
+                parts = _Parts(answer.read_into, _boundary(answer.content_type, url), url, chunked=answer.chunked)
                 for entry in entries:
                     done.append(parts.take(entry, write, self.base))
                 parts.close()
+                if answer.chunked:
+                    answer.whole = parts.finish()
         except unreached() as exc:
             failure: PDIError = RemoteError(f"cannot fetch {url}: {exc}")
         except PDIError as exc:  # the answer is cut or not as it should be: what is left is not trusted
@@ -393,16 +395,21 @@ class Peer:
         return [*done, failure, *[unread] * (len(entries) - len(done) - 1)]
 
     @contextlib.contextmanager
-    def _post(self, url: str, body: bytes) -> Iterator[tuple[int, str, Callable[[memoryview], int]]]:
-        """``POST url`` of a JSON ``body``: the answer's status, ``Content-Type`` and a function that reads its next
-        octets into a buffer, how many (0: the end; over :attr:`direct` where it reaches the origin, else
-        :attr:`client`). Failures to reach or read it are :class:`RemoteError` or :class:`httpx.HTTPError`."""
+    def _post(self, url: str, body: bytes) -> Iterator[_Answer]:
+        """``POST url`` of a JSON ``body``: the answer, its status, ``Content-Type`` and a function that reads its
+        next octets into a buffer, how many (0: the end; over :attr:`direct` where it reaches the origin, else
+        :attr:`client`). Failures to reach or read it are :class:`RemoteError` or :class:`httpx.HTTPError`.
+
+        Over :attr:`direct`, an answer of ``Transfer-Encoding: chunked`` (a pdi origin's) is read as it comes, its
+        framing left to the reader (:class:`_Parts` with ``chunked``), which says whether it read the body whole
+        (:attr:`_Answer.whole`): only then is the connection kept for the next request."""
         if self.direct is None:
             headers = {**self.headers, "Content-Type": "application/json"}
             with self.client.stream("POST", url, content=body, headers=headers) as answer:
                 if answer.status_code == 200:
                     uncoded(answer, url)
-                yield answer.status_code, answer.headers.get("content-type", ""), _copier(answer.iter_raw(), url)
+                yield _Answer(answer.status_code, answer.headers.get("content-type", ""),
+                              _copier(answer.iter_raw(), url))
             return
         connection, got = self.direct.post(url, body, {**self.headers, **IDENTITY})
         cut = threading.Event()
@@ -412,10 +419,16 @@ class Peer:
                 raise refused
             watch = _Watch(connection, cut)
             try:
-                read_into = _reader(got, url, watch, cut)
-                yield got.status, got.getheader("content-type", ""), read_into
-                # what follows the closing boundary (nothing, or a short epilogue), at the same pace
-                read_into(memoryview(bytearray(MAX_PART_HEAD)))
+                # http.client's own rule for a chunked answer; its buffered reader (fp) holds what follows the head
+                chunked = got.fp is not None and (got.getheader("transfer-encoding") or "").lower() == "chunked"
+                read = got.fp.readinto1 if chunked else got.readinto
+                given = _Answer(got.status, got.getheader("content-type", ""), _reader(read, url, watch, cut),
+                                chunked=chunked)
+                yield given
+                if not chunked:  # what follows the closing boundary (nothing, or a short epilogue), at the same pace
+                    given.read_into(memoryview(bytearray(MAX_PART_HEAD)))
+                elif given.whole:
+                    got.close()  # read to its end here: done (the connection stays open)
             finally:
                 watch.stop()
         finally:
@@ -436,6 +449,20 @@ class Peer:
         if digest.hexdigest() != sha256:
             raise IntegrityError(
                 f"{name} at {self.base}: its octets hash to {digest.hexdigest()}, its signed manifest says {sha256}")
+
+
+class _Answer:
+    """An octets answer as :meth:`Peer._post` gives it: its status, ``Content-Type``, a function reading its next
+    octets into a buffer, whether they come chunked (the framing left to the reader), and (chunked) whether the
+    reader read the body to its end, and no further."""
+
+    def __init__(self, status: int, content_type: str, read_into: Callable[[memoryview], int], *,
+                 chunked: bool = False) -> None:
+        self.status = status
+        self.content_type = content_type
+        self.read_into = read_into
+        self.chunked = chunked
+        self.whole = False
 
 
 class _Watch:
@@ -485,11 +512,12 @@ class _Watch:
                 _cut(self._connection, self._cut)
 
 
-def _reader(answer: http.client.HTTPResponse, url: str, watch: _Watch,
+def _reader(read: Callable[[memoryview], int | None], url: str, watch: _Watch,
             cut: threading.Event) -> Callable[[memoryview], int]:
-    """A function reading ``answer``'s next octets into a buffer (straight from the connection), how many (0: the
-    end); :class:`RemoteError` if they cannot be read (the connection breaks, or is silent for
-    :data:`HTTP_TIMEOUT` seconds), or come slower than :class:`Pace` allows.
+    """A function reading an answer's next octets into a buffer by ``read`` (its ``readinto``, or its buffered
+    reader's ``readinto1``: straight from the connection), how many (0: the end); :class:`RemoteError` if they
+    cannot be read (the connection breaks, or is silent for :data:`HTTP_TIMEOUT` seconds), or come slower than
+    :class:`Pace` allows.
 
     http.client's ``readinto`` waits until the buffer is full (its buffered reader reads on), so an origin
     sending an octet just inside each read's timeout would hold one read for as long as the buffer is long, the
@@ -501,7 +529,7 @@ def _reader(answer: http.client.HTTPResponse, url: str, watch: _Watch,
     def read_into(view: memoryview) -> int:
         watch.arm(pace.by(len(view)))
         try:
-            count = answer.readinto(view)
+            count = read(view) or 0
         except (OSError, http.client.HTTPException) as exc:
             if cut.is_set():
                 pace.took(0)  # the pace it no longer keeps, said
@@ -544,7 +572,10 @@ class _Direct:
 
     Why not :mod:`httpx`, as everywhere else: an octets answer is read
     here in pieces of up to :data:`READ_AT_MOST` octets, each one
-    ``recv``, where httpx's HTTP/1.1 parser (h11) reads 64 KiB at a time and
+    ``recv``, its chunked framing taken out by :class:`_Parts` where it lies
+    (http.client's own reading of a chunked answer read each chunk's size
+    line apart, a second ``recv`` a part: 21,000 ``recv`` a sync of 10,000
+    names against some 2,000), where httpx's HTTP/1.1 parser (h11) reads 64 KiB at a time and
     passes each through its event machinery; on a sync of 1 GB from a
     resolver on loopback httpx cost about three times the CPU a byte
     (``bench/bench_mirror.py``). Only where httpx would send the request
@@ -679,24 +710,49 @@ def _boundary(content_type: str, url: str) -> bytes:
     return found.encode("ascii")
 
 
+#: A chunk's size line (RFC 9112 §7.1): hex digits, as many as a size may have, then any chunk extensions (``;``
+#: and what follows, passed over: none is understood), the CRLF taken off.
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?")
+#: The longest chunk size line (with its extensions) and the longest trailer section read.
+MAX_CHUNK_LINE = 4 << 10
+MAX_TRAILERS = 8 << 10
+
+
 class _Parts:
     """The parts of a ``POST /api/octets`` answer (:mod:`pdi.server.protocol.octets`), read in order from its
     octets as they arrive (into one buffer, read again and again): each part's head, then exactly its
-    ``Content-Length`` octets."""
+    ``Content-Length`` octets.
 
-    def __init__(self, read_into: Callable[[memoryview], int], boundary: bytes, url: str) -> None:
+    ``chunked``: ``read_into`` gives the answer's body as it came, in ``Transfer-Encoding: chunked`` (RFC 9112
+    §7.1), and its framing is taken out here, where it lies in the buffer, not copied around: each read then
+    takes as many octets as the connection holds, across parts and chunks (:mod:`http.client` read each chunk's
+    size line apart, a second ``recv`` a part). A chunk's size (at most 15 hex digits), its extensions (passed
+    over), the CRLF after its data and the trailer section are read within bounds (:data:`MAX_CHUNK_LINE`,
+    :data:`MAX_TRAILERS`); anything else is a :class:`RemoteError`, as a break of the answer is."""
+
+    def __init__(self, read_into: Callable[[memoryview], int], boundary: bytes, url: str, *,
+                 chunked: bool = False) -> None:
         self.read_into = read_into
         self.buffer = bytearray(READ_AT_MOST)
         self.view = memoryview(self.buffer)
         self.start = self.end = 0  # the octets read and not taken yet: buffer[start:end]
         self.delimiter = b"--" + boundary
         self.url = url
+        self.chunked = chunked
+        #: Chunked: where the current chunk's data ends in the buffer (its framing starts there; ``start`` at the
+        #: body's start, a first chunk's size line); not chunked: never reached.
+        self.frame = 0 if chunked else 1 << 62
+        self.first = True  # no chunk read yet: no CRLF of chunk data before the next size line
+        #: Chunked: the last chunk and its trailer section read (nothing of the body is left).
+        self.ended = False
 
     def _fill(self) -> bool:
         """Read more octets after those not taken yet (moved to the buffer's start first); whether any came."""
         if self.start:
             left = self.end - self.start
             self.buffer[:left] = self.view[self.start:self.end]
+            if self.chunked:
+                self.frame -= self.start
             self.start, self.end = 0, left
         if self.end == len(self.buffer):
             return False  # a part's head longer than the buffer (refused by _line)
@@ -704,23 +760,82 @@ class _Parts:
         self.end += count
         return count > 0
 
-    def _line(self) -> bytes:
+    def _stop(self) -> int:
+        """Where the body's octets in hand end (``end``, or the current chunk's end): past a chunk's framing first,
+        if ``start`` is at it (reading more as needed)."""
+        while self.start == self.frame and not self.ended:
+            self._framing()
+        return self.start if self.ended else min(self.end, self.frame)
+
+    def _framing(self) -> None:
+        """At the end of a chunk's data: its CRLF, the next chunk's size line; after the last chunk, the trailer
+        section and its empty line. :attr:`frame` then says where the next chunk's data ends."""
+        if not self.first:
+            self._raw_line(b"", "the CRLF after a chunk's data", 2)
+        self.first = False
+        line = self._raw_line(None, "a chunk's size", MAX_CHUNK_LINE)
+        size = _CHUNK_SIZE.fullmatch(line)
+        if size is None:
+            raise RemoteError(f"POST {self.url}: the answer's chunk size {line[:40]!r} is not one (RFC 9112 §7.1)")
+        count = int(size[1], 16)
+        if count:
+            self.frame = self.start + count
+            return
+        read = 0
+        while trailer := self._raw_line(None, "the trailer section", MAX_TRAILERS - read):
+            read += len(trailer) + 2
+        self.ended = True
+        self.frame = self.start
+
+    def _raw_line(self, expected: bytes | None, what: str, most: int) -> bytes:
+        """The next line of the body's framing (not of its data), its CRLF taken off: ``expected`` if given."""
         while (end := self.buffer.find(b"\r\n", self.start, self.end)) < 0:
-            if self.end - self.start > MAX_PART_HEAD or not self._fill():
-                raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
+            if self.end - self.start > most or not self._fill():
+                raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside {what}")
+        if end - self.start > most:
+            raise RemoteError(f"POST {self.url}: {what} is more than {most} octets")
         line = bytes(self.view[self.start:end])
+        if expected is not None and line != expected:
+            raise RemoteError(f"POST {self.url}: {what} expected, {line[:40]!r} found")
         self.start = end + 2
         return line
+
+    def _line(self) -> bytes:
+        stop = self._stop()
+        end = self.buffer.find(b"\r\n", self.start, stop)
+        if end >= 0:  # the line in hand, in one chunk: as it is
+            line = bytes(self.view[self.start:end])
+            self.start = end + 2
+            return line
+        gathered = bytearray()  # a line cut by the buffer's end or a chunk's: gathered piece by piece
+        while True:
+            if self.start == stop:  # (past a chunk's framing already: _stop)
+                if len(gathered) > MAX_PART_HEAD or self.ended or not self._fill():
+                    raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside a part's head")
+                stop = self._stop()
+                continue
+            if gathered[-1:] == b"\r" and self.buffer[self.start] == 0x0A:  # the CR and LF in two chunks
+                self.start += 1
+                return bytes(gathered[:-1])
+            end = self.buffer.find(b"\r\n", self.start, stop)
+            if end >= 0:
+                gathered += self.view[self.start:end]
+                self.start = end + 2
+                return bytes(gathered)
+            gathered += self.view[self.start:stop]
+            self.start = stop
+            stop = self._stop()
 
     def _octets(self, count: int) -> Iterator[memoryview]:
         """The next ``count`` octets, as they come: views of the buffer, each to be used before the next is
         asked for (the buffer is read into again)."""
         while count:
-            if self.start == self.end:
-                self.start = self.end = 0
-                if not self._fill():
+            stop = self._stop()
+            if self.start == stop:  # (past a chunk's framing already: _stop)
+                if self.ended or not self._fill():
                     raise RemoteError(f"POST {self.url}: the answer ends {count} octets before its part does")
-            take = min(count, self.end - self.start)
+                continue
+            take = min(count, stop - self.start)
             piece = self.view[self.start:self.start + take]
             self.start += take
             count -= take
@@ -772,6 +887,22 @@ class _Parts:
     def close(self) -> None:
         """After the last part: the closing boundary."""
         self._expect(self.delimiter + b"--", "the closing boundary")
+
+    def finish(self) -> bool:
+        """Chunked, after :meth:`close`: the rest of the body (an epilogue, at most :data:`MAX_PART_HEAD` octets)
+        read through its last chunk and trailer section; whether the body ended with the octets read (none of
+        another answer read with it: its connection may ask again)."""
+        read = 0
+        while (stop := self._stop()) != self.start or not self.ended:
+            if self.start == stop:
+                if not self._fill():
+                    raise RemoteError(f"POST {self.url}: the answer ends inside its last chunk")
+                continue
+            read += stop - self.start
+            self.start = stop
+            if read > MAX_PART_HEAD:
+                return False
+        return self.start == self.end
 
 
 def _checked(spooled: Spooled, name: str, sha256: str, size: int, base: str) -> Spooled:
