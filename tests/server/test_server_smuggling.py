@@ -341,6 +341,11 @@ def test_wrong_content_after_its_answer_gets_no_second_answer(echo: tuple[int, l
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
         conn.sendall(b"POST /early HTTP/1.1\r\nHost: h\r\n" + TE + b"\r\n")
         first = conn.recv(65536)
+        while first.startswith(b"HTTP/1.1 200 ") and not first.endswith(b"early") and len(first) < 4096:
+            more = conn.recv(65536)  # the head and its body may come in two writes (a loaded machine)
+            if not more:
+                break
+            first += more
         assert first.startswith(b"HTTP/1.1 200 ") and first.endswith(b"early"), first
         try:
             conn.sendall(wrong + b"GET /echo HTTP/1.1\r\nHost: h\r\n\r\n")
