@@ -5,7 +5,8 @@ module each, every one a mixin over :class:`~pdi.archive.catalog.base.CatalogBas
 alone (the connection and its transactions) and importing no other part:
 
 * :mod:`.base`: connection, transactions, relations of many rows, shared helpers;
-* :mod:`.schema`: the tables and their migrations, the blob store recorded;
+* :mod:`.schema`: the schema's version and its migrations run, the blob store recorded (each version's
+  statements are :mod:`.schema_steps`, no part: it imports nothing);
 * :mod:`.rows`: catalog rows as records;
 * :mod:`.blobs`: the rules that cross the blob seam (held names, the removal lock, staging rows);
 * :mod:`.documents`: series, minting and deposits, idempotency;
