@@ -423,6 +423,8 @@ class GuardedHttpToolsProtocol(HttpProtocol):
                     self._head_part += data
             elif self._held_end:
                 self._held_end = b""
+            if self._head_part and not self._in_head:  # the head is in: what was kept of it is let go (an idle
+                self._head_part = bytearray()  # keep-alive connection holds none of it)
             # a head still incomplete after all this: one field without end, or many (each kept only when complete);
             # the bound holds every head within the target's and the fields' bounds, however TCP cut it
             if self._in_head and self._head_seen > self._head_bound and self.refusal is None:
