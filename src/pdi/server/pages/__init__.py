@@ -2,7 +2,8 @@
 
 :mod:`~pdi.server.pages.layout` (the frame every page shares),
 :mod:`~pdi.server.pages.reader` (``/view``), :mod:`~pdi.server.pages.browse`
-(the catalogue), :mod:`~pdi.server.pages.viewer` and its script,
+(the catalogue; :mod:`~pdi.server.pages.document_page` a document's page, and
+:mod:`~pdi.server.pages.catalogue` what both share), :mod:`~pdi.server.pages.viewer` and its script,
 :mod:`~pdi.server.pages.replay_frame` (an archived page under a banner,
 framed from the replay origin), :mod:`~pdi.server.pages.cite` (what the
 viewer needs to offer citable names, and ``/api/rfc5147``),

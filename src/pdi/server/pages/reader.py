@@ -3,7 +3,7 @@
 ``/`` is the home page (:func:`pdi.server.pages.browse.render_home`: the series
 with their counts, how to cite, a box for a name); ``/view?pdi=NAME`` shows
 what a name names (:mod:`pdi.server.pages.viewer` renders it; a generic name is
-the document page of :mod:`pdi.server.pages.browse`; ``/thread?pdi=NAME`` (or ``?mid=mid:ID``) an e-mail's thread,
+the document page of :mod:`pdi.server.pages.document_page`; ``/thread?pdi=NAME`` (or ``?mid=mid:ID``) an e-mail's thread,
 :mod:`pdi.server.pages.mail_pages`; an archived page, when there
 is a replay origin, :mod:`pdi.server.pages.replay_frame`, and ``&view=source`` its source; a citation's name,
 ``A@position=B#fragment``, shows A under a note of what it cites and whether the quotation stands, as ``pdi cite``

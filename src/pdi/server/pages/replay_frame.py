@@ -64,7 +64,7 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import PDIError
 from pdi.fragments import FragmentResult, past_end_message
 from pdi.identifier import PDI
-from pdi.server.pages.browse import document_title, record_generic, tab_title
+from pdi.server.pages.document_page import document_title, record_generic, tab_title
 from pdi.server.pages.layout import (
     OPENED,
     capture_title,

@@ -28,7 +28,7 @@ from pdi.archive import MAX_SEARCH_LIMIT, SearchHit, SearchResults
 from pdi.errors import ParseError, PDIError
 from pdi.server.http.params import integer, optional, single_values
 from pdi.server.http.problems import status_of
-from pdi.server.pages.browse import record_generic
+from pdi.server.pages.document_page import record_generic
 from pdi.server.pages.layout import (
     breakable,
     capture_title,

@@ -41,7 +41,7 @@ The page of a version shows the document's title (its ``title``
 statement, once: not again above the facts when they list the same title as
 the version's own) and, on a version that is not the latest, a banner saying so
 with a link to the latest. A generic name (no format) shows the document's page
-(:func:`pdi.server.pages.browse.render_document`): every version with when it was
+(:func:`pdi.server.pages.document_page.render_document`): every version with when it was
 deposited and a link to each of its formats, their sizes, SHA-256 and fixity,
 and the statements made about it. A page of one format links to it. A fragment that
 reaches or lies wholly past the end is said so above the document. Anything
@@ -68,19 +68,19 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
-from pdi.server.pages.browse import (
-    access_note,
-    document_title,
-    record_generic,
-    render_document,
-    tab_title,
-)
 from pdi.server.pages.cite import (
     MAX_RFC5147,
     RFC5147Facts,
     rfc5147_facts,
 )
 from pdi.server.pages.cite_panel import cite_panel, opened_name
+from pdi.server.pages.document_page import (
+    access_note,
+    document_title,
+    record_generic,
+    render_document,
+    tab_title,
+)
 from pdi.server.pages.layout import (
     COUNTING_LINK,
     breakable,
