@@ -96,7 +96,7 @@ def test_a_region_too_large_to_render_is_a_limit_naming_the_bound_and_its_size()
     assert "28,800×28,800 pixels" in said and "829,440,000" in said, said
     assert f"{pdf_render.MAX_RENDER_PIXELS:,}" in said and "pdi.fragments.pdf_render.MAX_RENDER_PIXELS" in said, said
     assert refused.value.exit_code == 7  # the exit status of PDFium's own limits (tests/test_fragments_pdf_limits.py)
-    whole = r"^page 1 \(14400×14400 points\) rendered at 144 dpi is 28,800×28,800 pixels"
+    whole = r"^huge.pdf: page 1 \(14400×14400 points\) rendered at 144 dpi is 28,800×28,800 pixels"  # said of its name
     with pytest.raises(LimitError, match=whole):
         pdf_render.render_png(HUGE, 1, name="huge.pdf")
     # a region of 4,472 points square (8,944 pixels: 79,995,136) is past it too; 3,000 square (36 million) is not

@@ -474,6 +474,33 @@ def test_a_pdf_that_needs_a_password_is_refused_at_deposit(tmp_path: Path) -> No
     assert "needs a password to open" in run(location, "get", f"{kept}#page=1", code=6).stderr
 
 
+def test_a_refusal_of_a_pdf_read_for_a_name_begins_with_the_name(tmp_path: Path) -> None:
+    """Found by a probe (2026-12-01): a passage of a PDF kept with ``--force`` was refused as "not a PDF PDFium can
+    open", naming no document, where a deposit's refusal begins with its file's name. Read for a name, the refusal
+    begins with that name, the PDF's versioned PDI, whichever spelling of it was asked; PDFium's reason follows,
+    the deposit's words for the same octets (tested above)."""
+    location = str(tmp_path / "a")
+    run(location, "init")
+    run(location, "series", "add", S)
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    kept = run(location, "add", str(broken), "-s", S, "--force").stdout.strip()
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes((CORPUS / "encrypted" / "user-password.pdf").read_bytes())
+    sealed = run(location, "add", str(locked), "-s", S, "--force").stdout.strip()
+    assert kept.endswith("/1.pdf.1") and sealed.endswith("/2.pdf.1")
+    for asked in (kept, kept.removesuffix(".1")):  # a version omitted is version 1 (PDI-GRAMMAR.md §2.2)
+        for fragment in ("#page=1", "#char=0,5", "#nameddest=x", "#rect=(0,0),(10,10)", "#search=%22a%22"):
+            assert run(location, "get", asked + fragment, code=6).stderr == (
+                f"pdi: unsupported: {kept}: not a PDF PDFium can open (PDFium: Data format error): kept as it came"
+                " (deposited with --force), it has no page, text or region pdi can cite; cite the whole PDF\n")
+    assert run(location, "get", f"{sealed}#page=1", code=6).stderr.startswith(
+        f"pdi: unsupported: {sealed}: the PDF is encrypted and PDFium cannot open it: it needs a password to open")
+    # a syntax error of the name is the name's own: said of its place in the name, not of the PDF
+    assert run(location, "get", f"{kept}#viewrect=1,2,3", code=1).stderr.startswith(
+        "pdi: syntax error: viewrect= takes left,top,width,height")
+
+
 def _broken(name: str, old: bytes, new: bytes) -> bytes:
     """The encrypted corpus PDF ``name`` with ``old`` in its /Encrypt dictionary (the last ``/Filter /Standard``'s
     object) written ``new``, as long, so that its cross-reference table still points at every object."""

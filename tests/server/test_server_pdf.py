@@ -361,6 +361,39 @@ def test_api_pdf_page_gives_a_page_whose_later_pages_are_refused(
     assert client.get("/api/pdf/page", params={"pdi": name, "page": "3"}).json()["text"] == "ab\r\n"
 
 
+def test_a_refusal_of_a_pdf_read_for_a_name_begins_with_the_name(
+        archive: Archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a probe (2026-12-01): the resolver's refusal of a PDF PDFium cannot read, and /api/pdf/page's of a
+    page it reads otherwise than the kept layer, named no document. Each begins with the name, as a deposit's
+    refusal begins with its file's; PDFium's reason follows."""
+    from pdi.fragments import pdf
+    from pdi.server.pages import pdf_view
+
+    broken = str(archive.add(S, b"%PDF-1.4\n%%EOF\n", format="pdf", force=True))
+    client = TestClient(create_app(archive.location, archive=archive))
+    for fragment in ("page=1", "char=0,5", "rect=(0,0),(10,10)"):
+        refused = client.get(f"/uri-res/N2R?{broken}%23{fragment}")
+        assert refused.status_code == 400, refused.text  # unsupported: a GET sends no content (problems.status_of)
+        assert refused.json()["detail"] == (
+            f"{broken}: not a PDF PDFium can open (PDFium: Data format error): kept as it came (deposited with"
+            " --force), it has no page, text or region pdi can cite; cite the whole PDF")
+    data = pages_pdf(2)  # each page draws "ab"
+    name = str(archive.add(S, data, format="pdf"))
+    layer = pdf.text_layer(data)
+    kept = pdf.TextLayer("ab\r\n\fxy\r\n", layer.page_starts, layer.boxes, "an earlier build",
+                         layer.page_sizes).to_bytes(len(data))  # page 2 read as "xy" by a build before
+    monkeypatch.setattr(archive, "fragment_index", lambda record: kept)
+    monkeypatch.setattr(pdf_view, "_PAGES", type(pdf_view._PAGES)())
+    monkeypatch.setattr(pdf_view, "_KEPT_CHARACTERS", {})
+    asked = name + "#char=0,1"
+    second = client.get("/api/pdf/page", params={"pdi": asked, "page": "2"})
+    assert second.status_code == 400, second.text
+    assert second.json()["detail"].startswith(f"{asked}: PDFium ")
+    assert second.json()["detail"].endswith(
+        " reads page 2 otherwise than the build that made the kept text layer (an earlier build): no boxes for its"
+        " characters")
+
+
 def test_a_character_outside_the_bmp_is_served_as_one_utf8_character(archive: Archive) -> None:
     """Found by a hunt: a glyph mapped by its font's ToUnicode to U+1F600 (a surrogate pair) was kept in the text
     layer as two lone surrogates: N2R of a passage was refused ("not valid utf-8") and /api/pdf/page could not

@@ -726,6 +726,7 @@ class Reading(RecordFacts):
             media_type=record.media_type,
             charset=record.charset,
             index=index,
+            name=str(record_name(record)),  # a PDF's refusal begins with it
         )
         # an aggregate has no charset of its own; its root part's text has (pdi.fragments.aggregate)
         charset = record.charset if record.charset is not None else result.charset

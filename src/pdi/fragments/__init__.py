@@ -276,6 +276,7 @@ def evaluate(
     charset: str | None = None,
     index: bytes | None = None,
     sgml_catalog: SgmlCatalog | None = None,
+    name: str | None = None,
 ) -> FragmentResult:
     """Evaluate the PDI fragment ``scheme=positions`` on the entity ``data`` of ``media_type``.
 
@@ -291,6 +292,8 @@ def evaluate(
     (:class:`~pdi.errors.ParseError` for bad positions) otherwise.
     ``sgml_catalog`` is the archive's own SGML catalog, which ``elt`` on SGML
     with no element index reads before the system's (as :func:`build_index` did).
+    ``name`` is the entity's name (its PDI), which a PDF's refusals begin with
+    (:func:`pdi.fragments.pdf.said_of`), as a deposit's begin with its file's.
     """
     family, parameters = _media_family(media_type)
     key = (scheme.lower(), family)
@@ -308,6 +311,8 @@ def evaluate(
         if indexed is _markup_evaluator and sgml_catalog is not None:
             return _evaluate_with_catalog(scheme.lower(), positions, data, media_type, charset, index=index,
                                          sgml_catalog=sgml_catalog)
+        if indexed is _pdf_evaluator and name is not None:
+            return _evaluate_named_pdf(scheme.lower(), positions, data, media_type, charset, index=index, name=name)
         if indexed is not None:
             return indexed(scheme.lower(), positions, data, media_type, charset, index=index)
         return evaluator(scheme.lower(), positions, data, media_type, charset)
@@ -318,6 +323,13 @@ def evaluate(
         # characters (an XML whose bytes are not its encoding's, which a deposit takes; a text kept with --force)
         raise UnsupportedError(f"{exc.reason}: its characters cannot be counted, so no {scheme.lower()} passage of it"
                                " can be cited; cite it whole, or by byte=") from exc
+
+
+def _evaluate_named_pdf(*arguments: Any, index: bytes | None, name: str) -> FragmentResult:
+    """:func:`pdi.fragments.pdf.evaluate_pdf` given the PDF's name (imported when first used)."""
+    from pdi.fragments.pdf import evaluate_pdf
+
+    return evaluate_pdf(*arguments, index=index, name=name)
 
 
 def _evaluate_with_catalog(*arguments: Any, index: bytes | None, sgml_catalog: SgmlCatalog) -> FragmentResult:

@@ -34,7 +34,9 @@ PDFium reads a stranger's PDF only in a child process under :data:`LIMITS`
 (:func:`build_layer_index`, :func:`pages_boxes`, :func:`pdi.fragments.pdf_render.render_png`; the child
 is :mod:`pdi.fragments.pdf_child`, the bounds :mod:`pdi._bounded`): past its
 deadline or memory bound the work is a :class:`~pdi.errors.LimitError` naming
-the PDF and the limit. :func:`text_layer`, :func:`read_pages_now` and
+the PDF and the limit. A refusal of a PDF read for a name (:func:`evaluate_pdf`, :func:`layer_of`,
+:func:`pages_boxes`, :func:`pdi.fragments.pdf_render.render_png` given ``name``) begins with that name, ``NAME: ``,
+as a deposit's refusal begins with its file's (:func:`said_of`). :func:`text_layer`, :func:`read_pages_now` and
 :func:`pdi.fragments.pdf_render.render_png_now` are what the child runs, in the calling process and
 unbounded (tests, benchmarks: files one trusts); pypdfium2 is imported only there.
 """
@@ -52,10 +54,17 @@ import threading
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pdi._wording import clipped
-from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, UnsupportedError
+from pdi.errors import (
+    IntegrityError,
+    LimitError,
+    NotFoundError,
+    ParseError,
+    PDIError,
+    UnsupportedError,
+)
 from pdi.fragments.pdf_pages import pages_from_bytes
 from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
@@ -176,6 +185,19 @@ def _pdfium_reason(error: Exception) -> str:
     """PDFium's own words from a pypdfium2 error (``Data format error``), else the whole message."""
     found = re.search(r"\(PDFium: ([^)]*)\)", str(error))
     return found.group(1) if found else str(error).rstrip(".")
+
+
+#: What a PDF read for no name is called in refusals (the default ``name`` of the functions that read one).
+UNNAMED: Final = "the PDF"
+_Refusal = TypeVar("_Refusal", bound=PDIError)
+
+
+def said_of(refused: _Refusal, name: str) -> _Refusal:
+    """``refused`` said of the PDF ``name``: its message begins ``NAME: ``, as a deposit's refusal begins with its
+    file's name (:func:`pdi.archive.readable.where`); as it is for :data:`UNNAMED` (found by a probe, 2026-12-01:
+    ``pdi get NAME#page=1`` of a PDF kept with ``--force`` said "not a PDF PDFium can open", naming no PDF, and so
+    did the resolver's answer and ``/api/pdf/page``'s refusals)."""
+    return refused if name == UNNAMED else refused.within(f"{name}: ")
 
 
 def open_document(octets: bytes | memoryview) -> Any:
@@ -418,13 +440,13 @@ class PageBoxes:
                 "crop": [round(v, 3) for v in self.crop], "rotation": self.rotation}
 
 
-def page_boxes(data: Buffer, index: bytes | None, number: int, *, name: str = "the PDF") -> PageBoxes:
+def page_boxes(data: Buffer, index: bytes | None, number: int, *, name: str = UNNAMED) -> PageBoxes:
     """Page ``number`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes
     (:func:`pages_boxes` for one page)."""
     return pages_boxes(data, index, [number], name=name)[0]
 
 
-def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, name: str = "the PDF",
+def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, name: str = UNNAMED,
                 ) -> list[PageBoxes]:
     """Pages ``numbers`` (from 1) of the PDF ``data``'s text layer (kept in ``index``) with PDFium's boxes.
 
@@ -432,11 +454,22 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
     process (:data:`LIMITS`: :attr:`~PdfiumLimits.page_seconds`); the text
     PDFium gives now must be the kept one (a later PDFium that reads a page
     otherwise is an :class:`UnsupportedError` naming both builds, never boxes
-    for other characters).
+    for other characters). A refusal begins with ``name`` (:func:`said_of`).
     """
+    try:
+        return _pages_boxes(data, index, numbers)
+    except PDIError as refused:
+        if name == UNNAMED:
+            raise
+        raise said_of(refused, name) from refused
+
+
+def _pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int]) -> list[PageBoxes]:
+    """:func:`pages_boxes`'s work, its refusals said of :data:`UNNAMED` (held so: one PDF's refusal is never
+    another name's)."""
     import hashlib
 
-    layer = layer_of(data, index, name=name)  # a kept index is checked as ever (held only if whole the same)
+    layer = layer_of(data, index)  # a kept index is checked as ever (held only if whole the same)
     for number in numbers:
         layer.page_range(number)  # a page the PDF lacks is refused before any is read
     # what the boxes are of: these octets, this kept index (or none: the layer made now), the build that made the
@@ -456,10 +489,10 @@ def pages_boxes(data: Buffer, index: bytes | None, numbers: Sequence[int], *, na
         _raise_refusal(_boxes_refused, refusal)
     try:
         made = pages_from_bytes(_in_child("boxes", data, [str(n) for n in asked], LIMITS.page_seconds, "page_seconds",
-                                          f"{name} (page{'s' if len(asked) > 1 else ''} {', '.join(map(str, asked))})")
+                                          f"{UNNAMED} (page{'s' if len(asked) > 1 else ''} {', '.join(map(str, asked))})")
                                 ) if asked else []
         if len(made) != len(asked):
-            raise IntegrityError(f"PDFium's child gave {len(made)} pages of {name}, not the {len(asked)} asked")
+            raise IntegrityError(f"PDFium's child gave {len(made)} pages of the PDF, not the {len(asked)} asked")
         for number, (page, _) in zip(asked, made, strict=True):
             start, end = layer.page_range(number)
             if page["text"] != layer.text[start:end]:
@@ -606,7 +639,7 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
                           page=Page(frame + 1, layer.pages, page.width, page.height))
 
 
-def build_layer_index(octets: Buffer, *, name: str = "the PDF") -> bytes:
+def build_layer_index(octets: Buffer, *, name: str = UNNAMED) -> bytes:
     """The fragment index of the PDF ``octets``: its text layer, made now by PDFium in a child process under
     :data:`LIMITS` (:attr:`~PdfiumLimits.document_seconds`), to keep (:meth:`TextLayer.to_bytes`)."""
     most = min(LIMITS.output, max(LAYER_FLOOR, LAYER_TIMES * len(octets)))
@@ -623,9 +656,21 @@ LAYER_TIMES = 64
 LAYER_FLOOR = 8 << 20
 
 
-def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> TextLayer:
+def layer_of(data: Buffer, index: bytes | None, *, name: str = UNNAMED) -> TextLayer:
     """The text layer kept in ``index`` (checked against the PDF ``data``'s size), else read from ``data`` now
-    (in a child process, :func:`build_layer_index`; a refusal of the same octets held a while: :data:`_refused`)."""
+    (in a child process, :func:`build_layer_index`; a refusal of the same octets held a while: :data:`_refused`).
+    A refusal begins with ``name`` (:func:`said_of`)."""
+    try:
+        return _layer_of(data, index)
+    except PDIError as refused:
+        if name == UNNAMED:
+            raise
+        raise said_of(refused, name) from refused
+
+
+def _layer_of(data: Buffer, index: bytes | None) -> TextLayer:
+    """:func:`layer_of`'s work, its refusals said of :data:`UNNAMED` (held so: one PDF's refusal is never another
+    name's)."""
     if index is not None:
         return _kept_layer(index, len(data)).layer
     import hashlib
@@ -636,7 +681,7 @@ def layer_of(data: Buffer, index: bytes | None, *, name: str = "the PDF") -> Tex
         made = _made.get(key)
     if made is None:
         try:
-            made = build_layer_index(data, name=name)
+            made = build_layer_index(data)
         except (LimitError, ParseError, UnsupportedError) as refused:
             _hold_refusal(_refused, key, refused)
             raise
@@ -798,7 +843,7 @@ def _kept_layer(index: bytes, size: int) -> _KeptLayer:
 
 def evaluate_pdf(
     scheme: str, positions: Sequence[object], data: Buffer, media_type: str, charset: str | None,
-    /, *, index: bytes | None = None,
+    /, *, index: bytes | None = None, name: str = UNNAMED,
 ) -> FragmentResult:  # a pdi.fragments.IndexedEvaluator
     """``char``, ``line``, ``page``, ``nameddest``, ``rect``, ``viewrect`` or ``search`` on the PDF ``data``
     (docs/pdf-text-layer.md §3–5).
@@ -817,14 +862,22 @@ def evaluate_pdf(
     A PDF PDFium cannot open (kept as it came, deposited with ``--force``) has no page, text or region to cite:
     each is an :class:`~pdi.errors.UnsupportedError` saying so, not a syntax error of the name (found by a probe,
     2026-11-30: ``#page=1`` of such a PDF was "syntax error … (rule pdf)", exit 1).
+
+    ``name``: the PDF's name, which a refusal of it begins with (:func:`said_of`); a syntax error of the
+    fragment's positions is the name's own, and is said as it is.
     """
     try:
         return _evaluate_pdf(scheme, positions, data, media_type, index)
     except ParseError as exc:
         if exc.rule != "pdf":
             raise
-        raise UnsupportedError(f"{exc.reason}: kept as it came (deposited with --force), it has no page, text or"
-                               " region pdi can cite; cite the whole PDF") from exc
+        raise said_of(UnsupportedError(
+            f"{exc.reason}: kept as it came (deposited with --force), it has no page, text or region pdi can cite;"
+            " cite the whole PDF"), name) from exc
+    except PDIError as refused:
+        if name == UNNAMED:
+            raise
+        raise said_of(refused, name) from refused
 
 
 def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_type: str,

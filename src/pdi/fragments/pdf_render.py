@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from pdi.errors import LimitError, NotFoundError, UnsupportedError
+from pdi.errors import LimitError, NotFoundError, PDIError, UnsupportedError
 from pdi.fragments import pdf
 from pdi.fragments.results import Buffer
 
@@ -28,15 +28,22 @@ _PDFIUM_SIDE: Final = 2**31 - 1
 
 
 def render_png(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None, *,
-               name: str = "the PDF") -> bytes:
+               name: str = pdf.UNNAMED) -> bytes:
     """Page ``number`` (from 1) of the PDF ``data`` rendered by PDFium at :data:`RENDER_DPI`, as PNG; with
     ``region`` (x1, y1, x2, y2 in points from the CropBox's top-left, y downwards, before ``/Rotate``) only that,
     turned as the page is.
     PDFium renders it in a child process, under :data:`pdi.fragments.pdf.LIMITS`
     (:attr:`~pdi.fragments.pdf.PdfiumLimits.page_seconds`); a rendering of more than :data:`MAX_RENDER_PIXELS` is a
-    :class:`~pdi.errors.LimitError` naming its size, as is any region of a page more than 2**31 - 1 pixels a side at that resolution (PDFium's bitmaps are of C ints)."""
+    :class:`~pdi.errors.LimitError` naming its size, as is any region of a page more than 2**31 - 1 pixels a side at that resolution (PDFium's bitmaps are of C ints).
+    A refusal begins with ``name`` (:func:`pdi.fragments.pdf.said_of`)."""
     args = [str(number), *(repr(float(v)) for v in region or ())]
-    return pdf._in_child("png", data, args, pdf.LIMITS.page_seconds, "page_seconds", f"{name} (page {number})")
+    try:
+        return pdf._in_child("png", data, args, pdf.LIMITS.page_seconds, "page_seconds",
+                             f"{pdf.UNNAMED} (page {number})")
+    except PDIError as refused:
+        if name == pdf.UNNAMED:
+            raise
+        raise pdf.said_of(refused, name) from refused
 
 
 def render_png_now(data: Buffer, number: int, region: tuple[float, float, float, float] | None = None) -> bytes:
