@@ -118,3 +118,41 @@ def test_any_name_pdfdocencoding_or_utf16_writes_is_the_name_nameddest_finds(lat
         kept = text_layer(named_pdf(key=key)).destinations
         assert set(kept) == {name}, (key, kept)
         assert Fragment.parse(f"nameddest={_escaped(name)}", format="pdf").positions == (name,)
+
+
+def _spelt(name: str) -> str:
+    """A named destination's name spelt in a PDI: every octet of its UTF-8 %-escaped but ASCII letters and digits
+    (urllib's quote, Python's stdlib; RFC 3986's unreserved ``-._~``, which it leaves, escaped by hand: ``.`` is
+    reserved in a PDI, ``~`` no urn-char)."""
+    from urllib.parse import quote
+
+    return "".join(c if c.isascii() and c.isalnum() else f"%{ord(c):02X}" if c in "-._~" else quote(c, safe="")
+                   for c in name)
+
+
+NAMED = "urn:pdi://example.us/2026/12/01/1.pdf.1#nameddest="
+BEYOND_ASCII = st.characters(min_codepoint=0x80, exclude_categories=("Cs",))
+
+
+@given(st.text(st.characters(exclude_categories=("Cs",)), max_size=8), BEYOND_ASCII,
+       st.text(st.characters(exclude_categories=("Cs",)), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_a_character_beyond_ascii_written_as_it_is_in_nameddest_is_refused_saying_how_to_write_it(
+        before: str, character: str, after: str) -> None:
+    """PDI-GRAMMAR.md §1: a position is an element name, urn-chars (ASCII) %-decoded as UTF-8; so ``nameddest=Café``
+    is no PDI (found by a probe, 2026-12-01: it was "character 'é' is not allowed in an element name"). The refusal
+    is at the character, names a named destination and the character's UTF-8 octets %-escaped (as urllib spells
+    them), and that spelling in its place is the PDI of the name meant."""
+    from urllib.parse import quote
+
+    from pdi.errors import ParseError
+    from pdi.identifier import PDI
+
+    written = NAMED + _spelt(before) + character + _spelt(after)
+    with pytest.raises(ParseError) as refused:
+        PDI.parse(written)
+    assert refused.value.offset == len(NAMED + _spelt(before))
+    assert refused.value.reason == (f"character {character!r} in a named destination (nameddest=) must be %-escaped as"
+                                    f" its UTF-8 octets, {quote(character, safe='')}: a PDI is written in ASCII")
+    fixed = PDI.parse(NAMED + _spelt(before) + quote(character, safe="") + _spelt(after))
+    assert fixed.fragment == Fragment("nameddest", (before + character + after,))

@@ -336,6 +336,11 @@ def test_grammar_3_fragment_schemes(suffix: str, fragment: Fragment) -> None:
         ("1.text.1#ch4r=1", "fragment-scheme", "invalid fragment scheme"),
         ("1.html.1#name=a.b,c", "element-name", "must be %-escaped"),
         ("1.html.1#name=a@b,c", "element-name", "must be %-escaped"),
+        # said in the scheme's words, with the character's %-escape (ASCII's own octet; beyond it, its UTF-8)
+        ("1.pdf.1#nameddest=a b", "element-name", "character ' ' in a named destination (nameddest=) must be"
+                                                  " %-escaped, %20"),
+        ("1.html.1#name=\u00e9", "element-name", "character 'é' in an element name (name=) must be %-escaped as its"
+                                                 " UTF-8 octets, %C3%A9: a PDI is written in ASCII"),
         # a counted scheme's position is a number: a cited name's full stop, a decimal time, an element's name
         ("1.text.1#char=7,12.", "position", "char positions are digits, not '.'"),
         ("1.wav.1#sec=1.5,2", "position", "sec positions are digits, not '.'"),

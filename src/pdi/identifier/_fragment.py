@@ -193,6 +193,26 @@ _COUNTED = frozenset({"char", "line", "byte", "elt", "sec", "msec"})
 _WORDS = frozenset({"name", "nameddest", "search"})
 
 
+#: What a name-like position is, in a refusal's words, by its scheme (else an element name, the grammar's rule).
+_NAMED = {"nameddest": "a named destination (nameddest=)", "search": "a word of search=",
+          "name": "an element name (name=)"}
+
+
+def _unwritten(ch: str, what: str) -> str:
+    """Why ``ch``, not a urn-char, is refused in ``what``: a PDI is ASCII, and any other character is written as its
+    UTF-8 octets %-escaped (PDI-GRAMMAR.md §1: ``element-name``, urn-chars %-decoded as UTF-8), said with that
+    spelling (found by a probe, 2026-12-01: ``nameddest=Café`` was "character 'é' is not allowed in an element
+    name", which named neither the destination nor the way to write it)."""
+    try:
+        spelt = "".join(f"%{octet:02X}" for octet in ch.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate (a command line's octets not UTF-8): no character to spell
+        return (f"U+{ord(ch):04X} in {what} is no character (a lone surrogate, as of octets that are not UTF-8):"
+                " write its UTF-8 octets %-escaped")
+    if ch.isascii():
+        return f"character {ch!r} in {what} must be %-escaped, {spelt}"
+    return f"character {ch!r} in {what} must be %-escaped as its UTF-8 octets, {spelt}: a PDI is written in ASCII"
+
+
 def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Position:
     if not raw:
         raise _fail("empty fragment position", text, offset, "position")
@@ -245,10 +265,11 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
     if not _NAME_RE.fullmatch(raw):
         bad = _first_bad(raw, _NAME_SAFE)
         ch = raw[bad]
+        what = _NAMED.get(scheme or "", "an element name")
         if ch in _RESERVED or ch in "()":
-            why = _unescaped(raw, bad, "an element name")
+            why = _unescaped(raw, bad, what)
         else:
-            why = f"character {ch!r} is not allowed in an element name"
+            why = _unwritten(ch, what)
         raise _fail(why, text, offset + bad, "element-name")
     return _percent_decode(raw, text=text, offset=offset, rule="element-name")
 
