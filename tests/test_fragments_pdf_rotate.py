@@ -109,3 +109,44 @@ def test_a_user_unit_changes_no_coordinate_size_or_rendering(unit: bytes) -> Non
     assert evaluate("viewrect", ["0", "30", "60", "50"], data, media_type="application/pdf").data == b"Hi"
     png = pdf_render.render_png_now(data, 1)
     assert Image.open(io.BytesIO(png)).size == (2 * WIDTH, 2 * HEIGHT) and _corner(png) == "top-left"
+
+
+# /Rotate past a C int, huge, signed, or a real: what PDFium reads, worked out by hand from its source, which pdi
+# keeps (its sizes and renderings are PDFium's, and /api/pdf/page gives the viewer this rotation, by which it turns
+# pdf.js's drawing of a page with text). PDFium's number (FX_Number, core/fxcrt/fx_number.cpp) reads an integer
+# into a uint32_t: past 4294967295 it is 0; with a sign, past 2147483647 (2147483648 after "-") it is 0; GetSigned
+# casts it to int32_t, so 2147483648 to 4294967295 wrap below 0. A real (it has ".") is a float (2147483700.0 is
+# 2147483648.0, 16777217.0 is 16777216.0), which GetSigned casts saturated (towards 0, at INT_MIN and INT_MAX).
+# CPDF_Page::GetPageRotation takes (that / 90) % 4 in C (both towards 0), plus 4 below 0.
+# pdf.js (Page.rotate, src/core/document.js) reads the number as a double: a multiple of 90 modulo 360, else 0; so
+# the two differ on some multiples of 90 (2147483700: PDFium 0, pdf.js 180), which only a scan's page, for which
+# the viewer asks pdi nothing, shows as pdf.js reads it (docs/pdf-text-layer.md §3).
+PAST = [
+    (b"2147483647", 90),  # INT_MAX: 23860929 quarters
+    (b"2147483648", 270),  # 2**31, read as INT_MIN: -23860929 quarters, -1 of 4 (pdf.js: 0, no multiple of 90)
+    (b"2147483700", 0),  # a multiple of 90, read as -2147483596: -23860928 quarters (pdf.js: 180)
+    (b"4294967296", 0),  # 2**32, past a uint32_t: 0
+    (b"360000000090", 0),  # a multiple of 90 past a uint32_t: 0 (pdf.js: 90)
+    (b"99999999999999999999", 0),
+    (b"-2147483648", 270),  # INT_MIN
+    (b"-2147483700", 0),  # past INT_MIN after "-": 0 (pdf.js: 180)
+    (b"+2147483700", 0),  # past INT_MAX after "+": 0 (pdf.js: 180)
+    (b"2147483700.0", 90),  # the float 2147483648, saturated to INT_MAX (pdf.js: 180)
+    (b"340282346638528859811704183484516925440.0", 90),  # FLT_MAX, saturated to INT_MAX
+    (b"-340282346638528859811704183484516925440.0", 270),  # saturated to INT_MIN
+    (b"-90.5", 270),  # -90 towards 0 (pdf.js: 0)
+    (b"180.9", 180),
+    (b"16777217.0", 90),  # the float 16777216: 186413 quarters (pdf.js: 0)
+]
+
+
+@pytest.mark.parametrize(("rotate", "turn"), PAST)
+def test_a_rotate_past_a_c_int_huge_or_real_is_read_as_pdfium_reads_it(rotate: bytes, turn: int) -> None:
+    data = turned_pdf(rotate)
+    size = (HEIGHT, WIDTH) if turn in (90, 270) else (WIDTH, HEIGHT)
+    assert pdf.text_layer(data).page_sizes == ((float(size[0]), float(size[1])),)
+    assert pdf.read_pages_now(data, [1])[0][0]["rotation"] == turn  # /api/pdf/page's, the viewer's turn
+    png = pdf_render.render_png_now(data, 1)
+    assert Image.open(io.BytesIO(png)).size == (2 * size[0], 2 * size[1])
+    assert _corner(png) == CORNER[turn]
+    assert evaluate("rect", [(0, 30), (60, 80)], data, media_type="application/pdf").data == b"Hi"

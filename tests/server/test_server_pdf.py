@@ -394,6 +394,24 @@ def test_a_refusal_of_a_pdf_read_for_a_name_begins_with_the_name(
         " characters")
 
 
+@pytest.mark.parametrize(("rotate", "turn"), [(b"2147483700", 0), (b"2147483700.0", 90), (b"-2147483648", 270)])
+def test_api_pdf_page_gives_the_viewer_a_rotate_past_a_c_int_as_pdfium_reads_it(
+        archive: Archive, rotate: bytes, turn: int) -> None:
+    """The viewer turns pdf.js's drawing of a page with text by /api/pdf/page's rotation: a /Rotate past a C int is
+    PDFium's reading of it, worked out from its source (tests/test_fragments_pdf_rotate.py: 2147483700 wraps to
+    -2147483596, 0 turns; the real 2147483700.0 is the float 2147483648, held at INT_MAX, 90; INT_MIN, 270),
+    as pdi's N2C gives the page's size turned (200 × 400 points unturned)."""
+    from pdf_helpers import turned_pdf
+
+    name = str(archive.add(S, turned_pdf(rotate), format="pdf"))
+    client = TestClient(create_app(archive.location, archive=archive))
+    page = client.get("/api/pdf/page", params={"pdi": name, "page": "1"})
+    assert page.status_code == 200, page.text
+    assert page.json()["rotation"] == turn and page.json()["crop"] == [0, 0, 200, 400]
+    size = client.get(f"/uri-res/N2C?{name}%23page=1").json()["fragment"]["page"]
+    assert (size["width"], size["height"]) == ((400, 200) if turn in (90, 270) else (200, 400))
+
+
 def test_a_character_outside_the_bmp_is_served_as_one_utf8_character(archive: Archive) -> None:
     """Found by a hunt: a glyph mapped by its font's ToUnicode to U+1F600 (a surrogate pair) was kept in the text
     layer as two lone surrogates: N2R of a passage was refused ("not valid utf-8") and /api/pdf/page could not
