@@ -241,3 +241,29 @@ def test_a_file_pdi_cannot_read_is_refused_by_the_deposit_check_as_before() -> N
     repaired = data.replace(b"iVBORw0KGgo=", b"iVBORw0KGgo")
     assert read_plain(repaired) is None and reads_plain(repaired)
     assert _deposit_check(repaired) is None
+
+
+# A part's label as a stranger may write it, past what build writes: malformed and odd encoded words, comment
+# brackets, references that do not resolve, folded lines (the walk of a check does not read labels: issue 24)
+LABEL_BITS = st.sampled_from([
+    "=?", "?=", "?B?", "?Q?", "?b?", "?q?", "utf-8", "UTF-16", "utf-7", "idna", "zlib", "*fr", "AAA", "====", "=FF",
+    "=4", "_", "(", ")", "\\", "http://", "https://[", "]", "%", "%zz", "#", ":", "@", "a", "/", "..", "cid:", "%C3%A9",
+])
+#: (words of those bits, each after the first on a line of its own or not: a folded line is never blank)
+RAW_LABEL = st.lists(st.tuples(st.booleans(), st.lists(LABEL_BITS, min_size=1, max_size=4).map("".join)),
+                     max_size=8).map(
+    lambda words: "".join(("\r\n " if fold and n else "") + word for n, (fold, word) in enumerate(words)))
+
+
+@SETTINGS
+@given(resources(plain=True), RAW_LABEL)
+def test_a_part_labelled_anyhow_is_checked_as_check_reads_checks_it(parts: list[Resource], label: str) -> None:
+    data = _built(parts)
+    head, sep, rest = data.partition(b"\r\nContent-Location: ")
+    assert sep
+    written = head + sep + label.encode("ascii") + rest[rest.index(b"\r\n\r\n"):]
+    assert reads_plain(written)  # build's shape whatever the label: read plain
+    assert _check_outcome(written) is None  # and check_reads, which reads the label, finds nothing wrong either
+    assert _deposit_check(written) is None and _line_by_line_check(written) is None
+    # the walk that reads the labels (the export's) reads this one as read_message does
+    assert read_plain(written) == _general(written) is not None

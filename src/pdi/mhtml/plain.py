@@ -100,7 +100,10 @@ def reads_plain(data: bytes) -> bool:
 
     The walk of :func:`read_plain` with each part's body left encoded: undoing a transfer encoding never
     fails (bad base64 is repaired) and never makes a body larger, so it cannot change whether the file reads,
-    and the walk bounds a body by its encoded octets, as the general reader does. What it answers ``False``
+    and the walk bounds a body by its encoded octets, as the general reader does. Nor is a part's label read
+    (its encoded words decoded, its comments dropped, resolved): a label never fails a reading (a bad encoded
+    word is kept as written, a reference that does not resolve has no location), and reading them was two
+    fifths of the walk (issue 24). What it answers ``False``
     for (another shape, a repair :func:`read_plain` leaves to the general reader) is for
     :func:`~pdi.mhtml.parse.check_reads` to judge. A deposit's MHTML check (:class:`pdi.archive.readable.MhtmlCheck`)
     asks this first: a page a WARC import packed is read back in a few calls a part, not line by line (issue 24).
@@ -111,7 +114,7 @@ def reads_plain(data: bytes) -> bool:
 
 
 def _walk(data: bytes, *, decode: bool) -> tuple[PlainPart, ...] | None:
-    """:func:`read_plain` (``decode``), or its walk with each part's data left empty."""
+    """:func:`read_plain` (``decode``), or its walk with each part's data left empty and its label unread."""
     if type(data) is not bytes:
         return None
     top = _TOP.match(data)
@@ -162,13 +165,13 @@ def _part(data: bytes, head: re.Match[bytes], body_end: int, decode: bool) -> Pl
     if content_type.startswith("multipart/"):
         return None  # read as a nested structure by the general reader
     charset = next((v for k, v in params if k == "charset"), None)
+    if not decode:  # a check's walk: the label is not read, as a label never fails a reading (reads_plain)
+        return PlainPart(None, None, content_type, charset, b"")
     label, _warnings = decode_words(head.group(3).replace(b"\r\n ", b"").decode("ascii"))
     label = _COMMENT_START.sub("", _COMMENT_END.sub("", label)).strip()
     content_location = label or None
     location = resolve_uri(THISMESSAGE, content_location) if content_location else None
     start = head.end()
-    if not decode:
-        return PlainPart(location, content_location, content_type, charset, b"")
     if head.group(2) == b"quoted-printable":
         with memoryview(data) as whole, whole[start:body_end] as body:
             return PlainPart(location, content_location, content_type, charset, binascii.a2b_qp(body))
