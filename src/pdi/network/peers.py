@@ -402,7 +402,8 @@ class Peer:
 
         Over :attr:`direct`, an answer of ``Transfer-Encoding: chunked`` (a pdi origin's) is read as it comes, its
         framing left to the reader (:class:`_Parts` with ``chunked``), which says whether it read the body whole
-        (:attr:`_Answer.whole`): only then is the connection kept for the next request."""
+        (:attr:`_Answer.whole`): only then is the connection kept for the next request. An answer framed by
+        ``Content-Length`` (a proxy's, say) is kept once read to its last octet, the epilogue with it."""
         if self.direct is None:
             headers = {**self.headers, "Content-Type": "application/json"}
             with self.client.stream("POST", url, content=body, headers=headers) as answer:
@@ -427,6 +428,10 @@ class Peer:
                 yield given
                 if not chunked:  # what follows the closing boundary (nothing, or a short epilogue), at the same pace
                     given.read_into(memoryview(bytearray(MAX_PART_HEAD)))
+                    if got.isclosed() and not got.length:
+                        # read to its Content-Length (or, unframed, to the origin's close): http.client says so by
+                        # isclosed() alone, its closed false until close(), which lets the connection ask again
+                        got.close()
                 elif given.whole:
                     got.close()  # read to its end here: done (the connection stays open)
             finally:
