@@ -76,7 +76,8 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--fixity-memo", "fixity_memo", default=DEFAULT_MEMO_SECONDS, show_default=True,
               type=click.FloatRange(min=0), metavar="SECONDS",
               help="How long chunks of a stored file that one read verified are trusted by the next reads, "
-              "while the file is unchanged (its inode, size, mtime and ctime); 0: hash every chunk of every read.")
+              "while the file is unchanged (its inode, size, mtime and ctime); a file verified whole by one worker "
+              "is trusted by every worker; 0: hash every chunk of every read.")
 @click.option("--replay-port", type=click.IntRange(0, 65535), show_default="--port + 1 (any free port with --port 0)",
               help="Port of the replay origin, where archived web pages are served (same host, same workers).")
 @click.option("--replay-origin", help="Public URL of the replay origin, framed by /view "
@@ -178,8 +179,8 @@ def serve_cmd(
     a Content-Security-Policy that loads nothing from the network.
     Every read checks the octets it sends against their SHA-256, but a
     worker trusts for --fixity-memo seconds the chunks of a stored file it
-    has already checked, while the file is unchanged, and sends them with
-    sendfile.
+    has already checked (or a file any worker has checked whole), while the
+    file is unchanged, and sends them with sendfile.
     For operators: /healthz (alive), /readyz (catalog and blob store
     reachable), Prometheus metrics of all workers at /metrics
     (--metrics-token), JSON logs (--log-format json), an access log
@@ -264,11 +265,19 @@ def serve_cmd(
     own_logging = configure_logging(log_format, log_file)
 
     read_only: list[bool] = []  # whether this user may only read the archive (its group's, read-only media)
+    # made before the workers are forked, so that each maps the same memory: a blob file one worker has verified
+    # whole is sent by any with sendfile (pdi.archive.blobs.memo.SharedFixity)
+    shared = None
+    if fixity_memo > 0 and count > 1:
+        from pdi.archive.blobs.memo import SharedFixity
+
+        shared = SharedFixity()
 
     def make_app() -> ASGIApp:
         work = WorkLimits(evaluations, queue_seconds, answer_mib << 20)
         resolver = create_app(archive, base_url=base_url, limits=work, cache_bytes=cache_mib << 20, replay=site,
                               oai_admin_email=oai_admin_email, fixity_memo_seconds=fixity_memo,
+                              fixity_shared=shared,
                               connections=db_connections, read_url=read_url, body_seconds=body_timeout,
                               timemap_page=timemap_page, registries=sources, dns=finder, tsa=tsa,
                               access_log=log, json_logs=log_format == "json", metrics_token=metrics_token,

@@ -177,6 +177,7 @@ def create_app(
     replay: ReplaySite | None = None,
     oai_admin_email: str | None = None,
     fixity_memo_seconds: float = memo.DEFAULT_SECONDS,
+    fixity_shared: memo.SharedFixity | None = None,
     connections: int = 0,
     read_url: str | None = None,
     annotation_page_size: int = DEFAULT_PAGE_SIZE,
@@ -219,7 +220,10 @@ def create_app(
     container holds (:mod:`pdi.server.write.annotations`).
     ``fixity_memo_seconds`` is how long chunks of a blob file verified by
     one read are trusted by the next, while the file is unchanged
-    (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk).
+    (:mod:`pdi.archive.blobs.memo`; 0: every read hashes every chunk);
+    ``fixity_shared``, the table of blob files verified whole that this
+    process shares with the others forked from where it was made (``pdi
+    serve``'s workers), so that a blob one worker verified is trusted by all.
     ``body_seconds`` and ``body_rate`` bound the time a request's body may
     take, a token holder's upload's too: ``body_seconds`` and one second more
     for every ``body_rate`` octets, else ``408``
@@ -243,7 +247,7 @@ def create_app(
     """
     opened = archive if archive is not None else Archive.open(location, connections=connections, read_url=read_url)
     if fixity_memo_seconds > 0:
-        opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds)
+        opened.fixity_memo = memo.FixityMemo(fixity_memo_seconds, shared=fixity_shared)
     work = limits if limits is not None else WorkLimits()
     cross_origin = cors if cors is not None else CrossOrigin()
     cache = ResponseCache(cache_bytes, generation=opened.withdrawals_generation, at_once=opened.generation_at_once,

@@ -29,11 +29,33 @@ as git's "racily clean" index entries.
 
 The memo is bounded (``max_chunks`` chunks over all blobs, least recently
 used blob out first) and thread-safe (reads run on worker threads).
+
+One process's memo is its own. ``pdi serve``'s workers share what they have
+verified whole through a :class:`SharedFixity`, a small table in memory the
+supervisor maps (anonymous, shared) before it forks them: once every chunk of
+a blob file is verified for one identity, the memo writes there "this blob
+file, with this identity, was verified until this expiry" (nothing else: no
+chunk of a file verified in part), and any worker's memo trusts it for a file
+that ``fstat`` gives the same identity, until the same expiry, as it trusts
+its own. Why memory shared from before the fork, and not a file in the
+archive or the catalog: only the server's own processes can write it (a file
+beside the blobs could be written by whoever may write there, to vouch for a
+file they changed, and a user that may only read the archive could not make
+one); it holds nothing past the server's life (a file would outlive a reboot,
+after which ``time.monotonic``'s expiries mean nothing); and it costs no
+write to the disk or the catalog for each blob verified. A slot is written
+whole with a BLAKE2b check over it, and read without a lock: a slot two
+processes wrote at once, or read while it was written, fails its check and
+is taken as empty (no lock a worker killed while it held it could leave
+held for the others).
 """
 
 from __future__ import annotations
 
+import hashlib
+import mmap
 import os
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -53,6 +75,9 @@ RACY_SECONDS = 2.0
 #: Chunks remembered at most, over all blobs (16 Mi chunks of 1 MiB: 16 TiB, 2 MiB of bits).
 DEFAULT_MAX_CHUNKS = 1 << 24
 
+#: Blob files :class:`SharedFixity` remembers verified at most (by default: 6 MiB of memory shared by the workers).
+DEFAULT_SHARED_BLOBS = 1 << 16
+
 #: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` of an open blob file.
 Identity = tuple[int, int, int, int, int]
 
@@ -69,9 +94,83 @@ class _Entry:
     expires: float
     count: int
     verified: bytearray = field(default_factory=bytearray)  # one bit per chunk
+    held: int = 0  # how many bits are set
 
     def holds(self, index: int) -> bool:
         return bool(self.verified[index >> 3] & (1 << (index & 7)))
+
+
+class SharedFixity:
+    """Blob files verified whole, each with its identity then and its expiry, in memory shared by the processes
+    forked after it was made (``pdi serve``'s workers): see the module's docstring.
+
+    A table of ``blobs`` slots in sets of :attr:`WAYS`, a blob's set chosen by a keyed hash of its SHA-256 (the
+    key made here: which blobs share a set cannot be chosen by a depositor); in a full set the slot that expires
+    first is taken. Each slot is the blob's SHA-256, its identity, its expiry (:func:`time.monotonic`, which is
+    the system's one clock for every process) and a BLAKE2b check of the three, written in one copy; a slot whose
+    check fails (written by two processes at once, read while written, or empty) holds nothing."""
+
+    WAYS = 8
+    _FIELDS = struct.Struct("<32s5qd")
+    _CHECK = 16
+    _SLOT = _FIELDS.size + _CHECK
+
+    def __init__(self, blobs: int = DEFAULT_SHARED_BLOBS) -> None:
+        if blobs < 1:
+            raise ValueError("a shared fixity memo holds 1 blob or more")
+        self._sets = -(-blobs // self.WAYS)
+        self._key = os.urandom(32)
+        # anonymous and MAP_SHARED (mmap's default): the same pages in every process forked from this one
+        self._map = mmap.mmap(-1, self._sets * self.WAYS * self._SLOT)
+
+    def _place(self, digest: bytes) -> int:
+        """Where the set of the blob whose SHA-256 is ``digest`` starts."""
+        index = int.from_bytes(hashlib.blake2b(digest, key=self._key, digest_size=8).digest(), "little")
+        return (index % self._sets) * self.WAYS * self._SLOT
+
+    def _slot(self, at: int) -> tuple[bytes, Identity, float] | None:
+        """The slot at ``at``, if its check holds."""
+        raw = self._map[at : at + self._SLOT]
+        fields = raw[: self._FIELDS.size]
+        if hashlib.blake2b(fields, key=self._key, digest_size=self._CHECK).digest() != raw[self._FIELDS.size :]:
+            return None
+        digest, dev, ino, size, mtime, ctime, expires = self._FIELDS.unpack(fields)
+        return digest, (dev, ino, size, mtime, ctime), expires
+
+    def holds(self, sha256: str, now: Identity, clock: float) -> bool:
+        """Whether the blob was verified whole for the file as it is ``now``, and ``clock`` is before the expiry."""
+        digest = bytes.fromhex(sha256)
+        start = self._place(digest)
+        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
+            if self._map[at : at + 32] == digest:
+                slot = self._slot(at)
+                if slot is not None and slot[0] == digest and slot[1] == now and clock < slot[2]:
+                    return True
+        return False
+
+    def note(self, sha256: str, verified: Identity, expires: float, clock: float) -> None:
+        """Every chunk of the blob was verified, read from the file as it was ``verified``: trusted until ``expires``."""
+        digest = bytes.fromhex(sha256)
+        start = self._place(digest)
+        chosen, soonest = start, float("inf")
+        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
+            slot = self._slot(at)
+            if slot is None or slot[0] == digest or slot[2] <= clock:
+                chosen = at  # empty, this blob's own, or past its expiry
+                break
+            if slot[2] < soonest:
+                chosen, soonest = at, slot[2]
+        fields = self._FIELDS.pack(digest, *verified, expires)
+        self._map[chosen : chosen + self._SLOT] = fields + hashlib.blake2b(
+            fields, key=self._key, digest_size=self._CHECK).digest()
+
+    def forget(self, sha256: str) -> None:
+        """Trust nothing of this blob any more, in any process (a read found it damaged)."""
+        digest = bytes.fromhex(sha256)
+        start = self._place(digest)
+        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
+            if self._map[at : at + 32] == digest:
+                self._map[at : at + self._SLOT] = bytes(self._SLOT)
 
 
 class FixityMemo:
@@ -84,6 +183,7 @@ class FixityMemo:
         max_chunks: int = DEFAULT_MAX_CHUNKS,
         racy_seconds: float = RACY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        shared: SharedFixity | None = None,
     ) -> None:
         if seconds < 0 or max_chunks < 0 or racy_seconds < 0:
             raise ValueError("a fixity memo's bounds are 0 or more")
@@ -91,6 +191,8 @@ class FixityMemo:
         self.max_chunks = max_chunks
         self.racy_ns = int(racy_seconds * 1e9)
         self._clock = clock
+        #: What every process that shares it has verified whole (``pdi serve``'s workers), or ``None``.
+        self.shared = shared
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._chunks = 0
         self._lock = threading.Lock()
@@ -107,10 +209,12 @@ class FixityMemo:
         """Whether chunks ``first`` to ``last`` (inclusive) of the blob are all verified for the file as it is ``now``."""
         with self._lock:
             entry = self._current(sha256, now)
-            if entry is None:
-                return False
-            self._entries.move_to_end(sha256)
-            return all(entry.holds(i) for i in range(first, last + 1))
+            if entry is not None:
+                self._entries.move_to_end(sha256)
+                if entry.held == entry.count or all(entry.holds(i) for i in range(first, last + 1)):
+                    return True
+        shared = self.shared
+        return shared is not None and self.enabled and shared.holds(sha256, now, self._clock())
 
     def note(self, sha256: str, before: Identity, index: int, count: int) -> None:
         """Chunk ``index`` (of ``count``) was verified, read from the file as it was ``before`` the read."""
@@ -125,12 +229,18 @@ class FixityMemo:
                 self._chunks += count
                 while self._chunks > self.max_chunks:
                     self._drop(next(iter(self._entries)))
-            entry.verified[index >> 3] |= 1 << (index & 7)
+            if not entry.holds(index):
+                entry.verified[index >> 3] |= 1 << (index & 7)
+                entry.held += 1
+                if entry.held == entry.count and self.shared is not None:  # the whole file: for every worker
+                    self.shared.note(sha256, entry.identity, entry.expires, self._clock())
 
     def forget(self, sha256: str) -> None:
-        """Trust nothing of this blob any more (a read found it damaged)."""
+        """Trust nothing of this blob any more (a read found it damaged), in any process sharing :attr:`shared`."""
         with self._lock:
             self._drop(sha256)
+        if self.shared is not None:
+            self.shared.forget(sha256)
 
     def _current(self, sha256: str, now: Identity) -> _Entry | None:
         entry = self._entries.get(sha256)

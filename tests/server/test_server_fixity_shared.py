@@ -1,0 +1,165 @@
+"""A blob file one worker of ``pdi serve`` verified whole is trusted by the other workers, and a file changed since is
+checked again by each (:class:`pdi.archive.blobs.memo.SharedFixity`).
+
+Two processes stand for two workers as ``pdi serve`` makes them: the table is made first, then a process forked
+(the first worker) reads the blob by verified chunks through its own archive and memo and exits; this process (the
+second worker, with an archive and a memo of its own) then serves the blob on ``pdi serve``'s own protocol. What
+it hashes is counted (``support.hashed``: every SHA-256 the blob readers make) and what it sends by ``sendfile``
+is counted by a spy that sends all the same. The octets expected are the ones deposited, never the server's. A
+byte is flipped with ``os.pwrite`` and the modification time put back (the ctime moves on all the same).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import on_own_protocol
+from test_server_fixity_memo import TEXT, deposit, flip, n2r
+
+import pdi.archive.blobs
+from pdi.archive import Archive
+from pdi.archive.blobs import CHUNK_SIZE
+from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity
+from pdi.errors import IntegrityError
+from pdi.server import create_app
+from pdi.server.process import zerocopy
+from support.hashed import CountingHashlib, wait_changed_ago
+
+#: An identity whose ctime is long past.
+OLD: Identity = (1, 2, 3, 4, 5)
+A = "a" * 64
+B = "b" * 64
+
+
+def in_child(work: Callable[[], None]) -> int:
+    """``work()`` run in a process forked from this one (as ``pdi serve`` forks its workers): its exit status,
+    0 when it returned."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not gathered
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def read_whole(location: Path, name: str, shared: SharedFixity) -> Callable[[], None]:
+    """A worker's read of ``name``'s octets by verified chunks, through an archive and a memo of its own."""
+    def work() -> None:
+        with Archive.open(location) as archive:
+            archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+            with archive.open_octets(name) as opened:
+                if b"".join(opened.reader.chunks(0, opened.size)) != TEXT:
+                    raise AssertionError("other octets than deposited")
+    return work
+
+
+def test_what_one_process_verified_whole_is_trusted_by_another_for_that_identity_until_its_expiry() -> None:
+    clock = [1000.0]
+    shared = SharedFixity()
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(A, OLD, 0, 1)) == 0
+    here = FixityMemo(600, clock=lambda: clock[0], shared=shared)
+    assert here.holds(A, OLD, 0, 0) and len(here) == 0  # nothing of its own: the other's
+    assert not here.holds(A, (1, 2, 3, 4, 6), 0, 0)  # the ctime moved on
+    assert not here.holds(B, OLD, 0, 0)
+    assert not FixityMemo(0, shared=shared).holds(A, OLD, 0, 0)  # a memo of 0 seconds trusts nothing
+    clock[0] += 600
+    assert not here.holds(A, OLD, 0, 0)  # the expiry set where it was verified, 600 s after
+    # a file verified in part is not shared: only "this file, whole"
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 2)) == 0
+    assert not here.holds(B, OLD, 0, 0)
+    # damage one process found is forgotten by all
+    FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 1)
+    assert in_child(lambda: None if FixityMemo(600, clock=lambda: clock[0], shared=shared).holds(B, OLD, 0, 0)
+                    else os._exit(3)) == 0
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).forget(B)) == 0
+    assert not here.holds(B, OLD, 0, 0)
+
+
+def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_blob() -> None:
+    clock = [0.0]
+    shared = SharedFixity(SharedFixity.WAYS)  # one set
+    digests = [f"{n:064x}" for n in range(SharedFixity.WAYS + 1)]
+    for n, digest in enumerate(digests):
+        clock[0] = float(n)
+        FixityMemo(600, clock=lambda: clock[0], shared=shared).note(digest, OLD, 0, 1)
+    memo = FixityMemo(600, clock=lambda: clock[0], shared=shared)
+    held = [d for d in digests if memo.holds(d, OLD, 0, 0)]
+    assert held == digests[1:]  # the first out, the one that expired first
+    assert not memo.holds("f" * 64, OLD, 0, 0)
+
+
+@pytest.fixture
+def verified_elsewhere(tmp_path: Path) -> Iterator[tuple[str, str, Path, SharedFixity, Archive]]:
+    """The resolver of a fresh archive, on pdi serve's own protocol in a thread, whose memo shares a table with a
+    process forked before it that verified the text whole: its URL, the name, the blob file, the table, the
+    archive."""
+    location = tmp_path / "archive"
+    name, path = deposit(location)
+    wait_changed_ago(path, 0.2)
+    shared = SharedFixity()
+    assert in_child(read_whole(location, name, shared)) == 0
+    app = create_app(str(location), fixity_shared=shared)
+    archive: Archive = app.state.archive
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)  # no need to wait 2 s
+    try:
+        with on_own_protocol(app) as base:
+            yield base, name, path, shared, archive
+    finally:
+        archive.close()
+
+
+def test_a_blob_another_worker_verified_is_sent_with_sendfile_and_hashed_by_none(
+    verified_elsewhere: tuple[str, str, Path, SharedFixity, Archive], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base, name, _, _, archive = verified_elsewhere
+    hashed = CountingHashlib()
+    monkeypatch.setattr(pdi.archive.blobs, "hashlib", hashed)
+    calls: list[int] = []
+    real = os.sendfile
+
+    def counted(out: int, fd: int, offset: int | None, count: int) -> int:  # a spy: it sends all the same
+        sent = real(out, fd, offset, count)
+        calls.append(sent)
+        return sent
+
+    monkeypatch.setattr(zerocopy.os, "sendfile", counted)
+    with httpx.Client(timeout=60) as client:
+        got = client.get(n2r(base, name))
+        assert got.status_code == 200 and got.content == TEXT
+    deadline = time.monotonic() + 10  # the client can have every octet before the spy has counted them
+    while sum(calls) < len(TEXT) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sum(calls) == len(TEXT)
+    assert hashed.octets == 0
+    assert archive.fixity_memo is not None and len(archive.fixity_memo) == 0  # it verified nothing itself
+
+
+def test_a_blob_changed_after_another_worker_verified_it_is_checked_again_and_refused_by_each(
+    verified_elsewhere: tuple[str, str, Path, SharedFixity, Archive], tmp_path: Path,
+) -> None:
+    base, name, path, shared, _ = verified_elsewhere
+    flip(path, 2 * CHUNK_SIZE + 100)  # past the first chunk: the answer starts, and is cut short before it
+    with httpx.Client(timeout=60) as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.get(n2r(base, name))
+        # the worker that verified it, its own memo's entry of the file as it was: refused there too
+        assert in_child(read_whole(tmp_path / "archive", name, shared)) != 0
+        with Archive.open(tmp_path / "archive") as archive:  # (what the other worker met: a damaged chunk)
+            archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+            with archive.open_octets(name) as opened, pytest.raises(IntegrityError, match="chunk 2"):
+                b"".join(opened.reader.chunks(0, opened.size))
+        flip(path, 2 * CHUNK_SIZE + 100, mend=True)  # mended: the same octets, a new ctime; verified again whole
+        wait_changed_ago(path, 0.2)
+        assert client.get(n2r(base, name)).content == TEXT
+        flip(path, 10)  # in the first chunk: a problem, not a cut
+        damaged = client.get(n2r(base, name))
+        assert damaged.status_code == 500 and "chunk 0" in damaged.json()["detail"]
