@@ -81,7 +81,8 @@ class OctetsAPI(ArchiveHandlers):
     def _batches(self, names: list[str], boundary: str, *, stretches: bool) -> Generator[list[Frame], None, None]:
         """The answer's frames, about :data:`PIECE` octets in hand at a time (a batch), the names looked up
         :data:`LOOK_UPS` at a time, in one snapshot of the catalog: with ``stretches``, a blob file whose every
-        chunk this worker remembers verified (:mod:`pdi.archive.blobs.memo`) as a :class:`Stretch` of its open
+        chunk this worker remembers verified, or that a worker sharing its memo verified whole
+        (:mod:`pdi.archive.blobs.memo`), as a :class:`Stretch` of its open
         file, to be sent with ``sendfile``; the rest read by verified chunks. The files of a batch stay open until
         the next batch is asked for."""
         batch: list[Frame] = []
