@@ -12,8 +12,13 @@ code; the CPU of the sync's own process moves less: compare both, pair by
 pair. With ``--syncfs``, each sync runs under ``strace -f -T -e trace=syncfs``
 (seccomp-filtered: only those calls stop it) and the seconds its threads spent
 waiting in ``syncfs(2)``, and how many calls, are reported beside its time.
-Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
-[--rounds R] [--syncfs] before=/path/to/old/src after=src``.
+With ``--fresh-origin``, each checkout's ``pdi serve`` is started afresh each
+round and one sync made untimed first: the timed sync then meets workers that
+have each verified the blobs the first sync asked of them, and no others (an
+origin's second reader within its fixity memo's time), however many rounds
+ran before; without it, the origin's workers verify more of the blobs round
+after round. Run: ``python3 bench/mirror_pairs.py [--names N] [--mb M]
+[--rounds R] [--syncfs] [--fresh-origin] before=/path/to/old/src after=src``.
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ def main() -> int:
     parser.add_argument("--names", type=int, default=10_000)
     parser.add_argument("--mb", type=float, default=1000.0)
     parser.add_argument("--syncfs", action="store_true", help="time the sync's syncfs calls (strace)")
+    parser.add_argument("--fresh-origin", action="store_true",
+                        help="start each origin afresh each round and sync once untimed before the timed sync")
     args = parser.parse_args()
     variants = _pairs.variants(parser, args)
     root = Path(tempfile.gettempdir()) / f"pdi-bench-mirror-pairs-{args.names}-{args.mb:g}"
@@ -89,23 +96,36 @@ def main() -> int:
     servers: dict[str, tuple[subprocess.Popen[str], str]] = {}
     figures: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in variants}
     waits: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    pdi = [sys.executable, "-m", "pdi"]
+
+    def start(name: str, src: str) -> None:
+        """The checkout's own origin server, on the one origin archive."""
+        server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True,
+                                      env=dict(os.environ, PYTHONPATH=src))
+        servers[name] = server, f"http://127.0.0.1:{port}"
+        wait_answering(server, f"{servers[name][1]}/api/series")
+
+    def fresh_mirror(mirror: Path, url: str, env: dict[str, str]) -> None:
+        shutil.rmtree(mirror, ignore_errors=True)
+        subprocess.run([*pdi, "init", "--archive", str(mirror)], env=env, check=True, capture_output=True)
+        subprocess.run([*pdi, "mirror", "add", url, "--series", S, "--archive", str(mirror)], env=env,
+                       check=True, capture_output=True)
+
     try:
-        for name, src in variants.items():  # each checkout's own origin server, on the one origin archive
-            env = dict(os.environ, PYTHONPATH=src)
-            server, port, _ = start_serve(root / "origin", "--replay-port", "0", drain=True, start_new_session=True,
-                                          env=env)
-            servers[name] = server, f"http://127.0.0.1:{port}"
-            wait_answering(server, f"{servers[name][1]}/api/series")
+        if not args.fresh_origin:
+            for name, src in variants.items():
+                start(name, src)
         for round_ in range(args.rounds):
             for name, src in variants.items():
                 env = dict(os.environ, PYTHONPATH=src)
-                server, url = servers[name]
                 mirror = root / f"mirror-{name}"
-                shutil.rmtree(mirror, ignore_errors=True)
-                pdi = [sys.executable, "-m", "pdi"]
-                subprocess.run([*pdi, "init", "--archive", str(mirror)], env=env, check=True, capture_output=True)
-                subprocess.run([*pdi, "mirror", "add", url, "--series", S, "--archive", str(mirror)], env=env,
-                               check=True, capture_output=True)
+                if args.fresh_origin:
+                    start(name, src)
+                    fresh_mirror(mirror, servers[name][1], env)  # the untimed first sync
+                    subprocess.run([*pdi, "mirror", "sync", "--archive", str(mirror)], env=env, check=True,
+                                   capture_output=True)
+                server, url = servers[name]
+                fresh_mirror(mirror, url, env)
                 os.sync()
                 origin_before = group_cpu(server.pid)
                 before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -128,6 +148,8 @@ def main() -> int:
                       f" system {figures[name][-1][2]:.2f} s, origin {origin:.2f} s{told},"
                       f" load {os.getloadavg()[0]:.2f}", flush=True)
                 shutil.rmtree(mirror)
+                if args.fresh_origin:
+                    stop(servers.pop(name)[0])
     finally:
         for server, _ in servers.values():
             stop(server)
