@@ -201,7 +201,9 @@ def test_an_mbox_of_one_huge_line_is_refused_naming_its_message_and_from_line(tm
 def test_the_same_attacks_under_32_mib_are_refused_by_the_whole_reading_naming_them(tmp_path: Path) -> None:
     """Under the threshold a message is read whole, by Python's parser, within the same limits: each refused before
     the parser holds it (its header fields as it reads them, past the 100,000th, named where as read by its
-    structure), the archive as it was."""
+    structure), the archive as it was. One of more lines than the parser is given (3,000,000 tiny parts) is read
+    by its structure, as past the threshold, and refused as there, by its delimiter lines (it was refused by its
+    lines before: ``lines, more than the limit of 2,000,000``)."""
     import io
 
     from pdi.errors import FormatCheckError
@@ -210,7 +212,9 @@ def test_the_same_attacks_under_32_mib_are_refused_by_the_whole_reading_naming_t
     before = _archive(location)
     cases = {_nested: "more than 32 entities deep", _fields: re.escape(f"more than 100,000 header fields in all (the limit MailLimits.max_fields), past it in part 0's"
                                f" header block (offset {PART_0})"),
-             _tiny_parts: "lines, more than the limit of 2,000,000"}
+             _tiny_parts: re.escape(f"more than 20,000 boundary delimiter lines (lines that start '--' and the"
+                                    " boundary of the multipart they lie in), the limit MailLimits.max_delimiters:"
+                                    f" the first past it at offset {PART_0 - 5 + 20_000 * 10}, in the message's body")}
     with Archive.open(location) as archive:
         for write, words in cases.items():
             out = io.BytesIO()

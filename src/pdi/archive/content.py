@@ -31,8 +31,8 @@ the depositor says about the bytes must be caught here, before it is stored:
 - **E-mail.** A ``header`` (``message/rfc822``) deposit must be a message
   Python's :mod:`email` reads within :class:`pdi.mail.message.MailLimits`
   (:class:`pdi.archive.readable.EmailCheck`): header fields first, no NUL, parts and nesting
-  bounded; one past :data:`pdi.mail.large.STREAMED_FROM` read by its structure, as it
-  will be read, from a temporary file, never held; the octets are stored as they came,
+  bounded; one past :data:`pdi.mail.large.STREAMED_FROM`, or of more lines than that parser is given,
+  read by its structure, as it will be read (:func:`pdi.mail.large.by_structure`), from a temporary file; the octets are stored as they came,
   never written back.
 - **MHTML.** A ``related`` deposit of up to 64 MiB must parse as replay
   parses it (:class:`pdi.archive.readable.MhtmlCheck`).

@@ -94,9 +94,10 @@ class EmailCheck:
     """The check an e-mail deposit gets: pdi must read it as a message as it will read it later (``docs/email.md``).
 
     A message of at most :data:`pdi.mail.large.STREAMED_FROM` octets is read whole, by Python's parser
-    (:func:`pdi.mail.message.read_message`); a larger one by its structure, as every reading of it is
+    (:func:`pdi.mail.message.read_message`); a larger one, or one of more lines than that parser is given
+    (:func:`pdi.mail.large.by_structure`), by its structure, as every reading of it is
     (:func:`pdi.mail.large.read_large`: its delimiter lines, each entity's header fields, the body's part), in
-    bounded memory whatever its size. Either way its octets are kept as they stream past, past
+    bounded memory whatever its size or lines. Either way its octets are kept as they stream past, past
     :data:`HELD_UP_TO` in a temporary file (so a large one is never held: it is read back a window at a time), and
     let go of when the deposit ends, kept or refused. A refusal (no header field on line 1, an mbox's ``From ``
     line, a NUL, too many parts, too deep) is an :class:`~pdi.errors.FormatCheckError` naming what is wrong and
@@ -123,7 +124,7 @@ class EmailCheck:
         self.head_size = THREAD_HEAD
         #: The message's ids for the thread index, once finished.
         self.thread: ThreadIds | None = None
-        #: The message as the check read it (by its structure past :data:`pdi.mail.large.STREAMED_FROM`, else
+        #: The message as the check read it (by its structure where :func:`pdi.mail.large.by_structure` says so, else
         #: whole), once finished and kept (``keep``); ``None`` if forced (not read).
         self.mail: Mail | None = None
 
@@ -144,18 +145,15 @@ class EmailCheck:
             self._kept.write(piece)
 
     def finish(self, info: BlobInfo) -> None:
-        from pdi.mail.large import STREAMED_FROM, read_large
-        from pdi.mail.message import read_message, thread_ids
+        from pdi.mail.large import read_mail
+        from pdi.mail.message import thread_ids
 
         head, self._head = b"".join(self._head), []
         self.thread = thread_ids(head)
         if self._kept is None or self.force:  # forced: not read (kept for the index, if it is to be made)
             return
         try:
-            if len(self._kept) > STREAMED_FROM:
-                mail = read_large(self._kept)
-            else:
-                mail = read_message(self._kept[0 : len(self._kept)])
+            mail = read_mail(self._kept)  # as every reading of it will read it: whole, or by its structure
         except (ParseError, LimitError) as exc:
             self.abandon()
             raise _unreadable(self.source, "a message", exc) from exc

@@ -191,7 +191,8 @@ class RecordFacts(ArchiveBase):
             return None
         from pdi.errors import LimitError, ParseError
         from pdi.fragments.email_text import message_facts
-        from pdi.mail.message import MailLimits, read_message
+        from pdi.mail.large import read_mail
+        from pdi.mail.message import MailLimits
 
         try:
             if large_message_record(record):  # read by its structure, by verified chunks, never held (pdi.mail.large)
@@ -203,7 +204,7 @@ class RecordFacts(ArchiveBase):
                 return None
             with self._reader(record) as reader:
                 data = reader.read()
-            return message_facts(read_message(data))
+            return message_facts(read_mail(data))  # whole, or by its structure (its lines: by_structure)
         except (ParseError, LimitError):
             return None
 
@@ -301,12 +302,14 @@ def probed(path: str, media_type: str, descriptors: tuple[int, ...]) -> bytes | 
 
 
 def large_message_record(record: RepresentationRecord) -> bool:
-    """Whether ``record`` is a message read by its structure (:mod:`pdi.mail.large`), never whole."""
+    """Whether ``record`` is a message read by its structure from its verified chunks, never held whole
+    (:func:`pdi.mail.large.unheld`: by its size alone). One of fewer octets is read into memory, then read whole or
+    by its structure as :func:`pdi.mail.large.by_structure` says (by its lines)."""
     if record.media_type != "message/rfc822":
         return False  # nothing of pdi.mail imported for another kind (a worker's preload has not)
-    from pdi.mail.large import STREAMED_FROM
+    from pdi.mail.large import unheld
 
-    return record.size > STREAMED_FROM
+    return unheld(record.size)
 
 
 class _Kept(Generic[K, V]):

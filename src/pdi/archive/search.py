@@ -19,8 +19,9 @@ transaction writes into the index. What has text (:func:`search_kind`):
 * an e-mail message (``message/rfc822``): its body's text
   (:func:`pdi.fragments.email_text.body_text`, ``docs/email.md``), positions counted
   as ``char`` counts them on the message; read as ``char`` reads it: whole, or past
-  :data:`pdi.mail.large.STREAMED_FROM` by its structure (its body's part alone, the
-  message kept in a temporary file, never held); up to :data:`AGGREGATE_UP_TO`. At
+  :data:`pdi.mail.large.STREAMED_FROM` or its lines' bound by its structure
+  (:func:`pdi.mail.large.by_structure`: its body's part alone, the message kept in a
+  temporary file, never held); up to :data:`AGGREGATE_UP_TO`. At
   deposit the index reads the copy the deposit's check kept and the reading it made
   (:class:`pdi.archive.readable.EmailCheck`: one copy, one reading); read again
   (:func:`index_blob`), a message is read from the store's verified chunks, not
@@ -231,7 +232,7 @@ class SearchIndexer:
             tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="pdi-aggregate-")  # noqa: SIM115 - closed in finish or abandon
             if self.kind == "aggregate" else None
         )
-        # a message is read back by slices: by its structure past pdi.mail.large.STREAMED_FROM, never held whole;
+        # a message is read back by slices: by its structure where pdi.mail.large.by_structure says so;
         # at deposit from the check's copy, as the check read it (``message``: one copy, one reading)
         self._checked = message if self.kind == "email" else None
         self._message = Spool("pdi-message-") if self.kind == "email" and message is None else None
@@ -371,7 +372,7 @@ class SearchIndexer:
 
     def read_stored(self, octets: Octets) -> None:
         """The passages of a stored message (:func:`index_blob`), read from ``octets`` (its verified chunks) as
-        ``char=`` reads it, by its structure past :data:`pdi.mail.large.STREAMED_FROM`: not copied first."""
+        ``char=`` reads it, by its structure where :func:`pdi.mail.large.by_structure` says so: not copied first."""
         assert self.kind == "email" and self.queue_past is None
         if self._message is not None:
             self._message.close()
@@ -404,7 +405,7 @@ class SearchIndexer:
     def _email(self) -> list[Passage]:
         from pdi.fragments.email import large_body_text
         from pdi.fragments.email_text import message_body_text
-        from pdi.mail.large import STREAMED_FROM
+        from pdi.mail.large import by_structure
 
         checked, self._checked = self._checked, None
         kept = checked.kept if checked is not None else self._message
@@ -412,9 +413,10 @@ class SearchIndexer:
         if kept is None:  # (the check let go of it: a forced message past what it keeps for the index)
             self.passages.note = "the message was not kept for the index: its text is not indexed"
             return []
-        try:  # read as char= reads it: whole, or past STREAMED_FROM by its structure, its body's part alone
+        try:  # read as char= reads it: whole, or by its structure (by_structure), its body's part alone
             size = len(kept)
-            text = large_body_text(kept, mail) if size > STREAMED_FROM else message_body_text(kept[0:size], mail)
+            structure = mail.by_structure if mail is not None else by_structure(kept)
+            text = large_body_text(kept, mail) if structure else message_body_text(kept[0:size], mail)
         finally:
             if self._message is not None:
                 self._message.close()

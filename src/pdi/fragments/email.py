@@ -14,8 +14,9 @@ message, ``message/rfc822``, as the octets of the message hold it); the
 range's positions are the part's number (``N,N+1``) and its octets' size.
 ``byte`` stays the octets of the message as stored.
 
-A message of more than :data:`pdi.mail.large.STREAMED_FROM` octets is read by
-its structure (:func:`pdi.mail.large.read_large`), never held: ``data`` may
+A message of more than :data:`pdi.mail.large.STREAMED_FROM` octets, or of more
+lines than Python's parser is given (:func:`pdi.mail.large.by_structure`), is
+read by its structure (:func:`pdi.mail.large.read_large`), never held: ``data`` may
 then be any octets :func:`len` and a slice work on (the archive gives
 :class:`pdi.archive.blobs.VerifiedOctets`), its part decoded a window at a
 time, its body's text read from its body's part alone (one of more than
@@ -48,10 +49,10 @@ def evaluate_email(
     """``scheme=positions`` on the message ``data`` (see the module docstring)."""
     if scheme not in SCHEMES:
         raise UnsupportedError(f"no fragment scheme {scheme!r} on a message: {', '.join(SCHEMES)} or byte")
-    from pdi.mail.large import STREAMED_FROM
+    from pdi.mail.large import by_structure
 
-    if len(data) > STREAMED_FROM:
-        return _evaluate_large(scheme, positions, data)  # type: ignore[arg-type]  # (sliced: bytes out)
+    if by_structure(data):  # type: ignore[arg-type]  # (sliced: bytes out)
+        return _evaluate_large(scheme, positions, data)  # type: ignore[arg-type]
     if scheme == "part":
         from pdi.mail.message import read_message
 

@@ -143,16 +143,32 @@ def _said(found: str | PDIError) -> str:
 MAX_HTML_BODY: Final = 4 << 20
 
 
-_BODY_TEXTS: Final = BodyTexts(lambda octets: body_text(read_message(octets)))
+def _made(octets: bytes, mail: Mail | None = None) -> str:
+    """The body text of the message ``octets`` (``mail``: as read already), read as every reading of it is
+    (:func:`pdi.mail.large.by_structure`): whole, or by its structure, from its body's part alone
+    (:func:`pdi.fragments.email.large_body_text`, which refuses a body too long to read so)."""
+    if mail is None:
+        from pdi.mail.large import by_structure
+
+        if not by_structure(octets):
+            return body_text(read_message(octets))
+    elif not mail.by_structure:
+        return body_text(mail)
+    from pdi.fragments.email import large_body_text
+
+    return large_body_text(octets, mail)
+
+
+_BODY_TEXTS: Final = BodyTexts(_made)
 
 
 def message_body_text(data: Buffer, mail: Mail | None = None) -> str:
-    """The body text of the message whose octets are ``data`` (:func:`body_text` of :func:`read_message`), made
-    once a process for the same octets (:class:`BodyTexts`); its :class:`ParseError` or
-    :class:`LimitError` when it has none, said again without reading the octets again. ``mail``: the message
-    read from ``data`` already, its text made from it, not from a second reading held beside it (which cost
-    twice the memory a message's reading costs)."""
-    return _BODY_TEXTS.text_of(data, None if mail is None else lambda _octets: body_text(mail))
+    """The body text of the message whose octets are ``data`` (:func:`body_text` of the message read as
+    :func:`pdi.mail.large.read_mail` reads it: whole, or by its structure), made once a process for the same
+    octets (:class:`BodyTexts`); its :class:`ParseError` or :class:`LimitError` when it has none, said again
+    without reading the octets again. ``mail``: the message read from ``data`` already, its text made from it,
+    not from a second reading held beside it (which cost twice the memory a message's reading costs)."""
+    return _BODY_TEXTS.text_of(data, lambda octets: _made(octets, mail))
 
 
 def large_message_body_text(sha256: str, make: Callable[[], str]) -> str:

@@ -4,7 +4,10 @@
 message, which keeps every body as a string (a 60 MB message cost some
 300 MB to read, its largest attachment decoded twice more). A message of
 more than :data:`STREAMED_FROM` octets (an e-mail with a scan or a recording
-attached: 32 to 200 MB) is read here instead, from any octets that
+attached: 32 to 200 MB), or of more lines than Python's parser is given
+(:attr:`~pdi.mail.message.MailLimits.max_lines`: it keeps each as an object of
+its own), is read here instead (:func:`by_structure`, which every reading of a
+message asks, :func:`read_mail`), from any octets that
 :func:`len` and a plain ``[start:end]`` slice work on (the archive gives
 :class:`pdi.archive.blobs.VerifiedOctets`, every octet from a chunk checked
 as it is read, a few chunks held), in memory bounded by a few windows of
@@ -72,7 +75,7 @@ mbox From_ line, which Python reads as its body's first line, here too,
 but when an empty line follows it, which Python drops, where the body is
 read here from after that empty line) the readings may differ, and the defects listed are those of the
 header fields alone (no body is parsed): every message of at most
-:data:`STREAMED_FROM` octets is read by Python's parser, whole, as before.
+:data:`STREAMED_FROM` octets and at most ``max_lines`` lines is read by Python's parser, whole, as before.
 
 Pure: no I/O (the octets are read through the object given).
 """
@@ -105,15 +108,18 @@ from pdi.mail.message import (
     _header_block_end,
     _mail_part,
     check_first_line,
+    line_count,
 )
 from pdi.mail.parser import FieldTooLong, bounded_policy
 
 __all__ = [
     "BODY_OCTETS", "KEPT_OF_LINE", "MAX_BODY_OCTETS", "MAX_HEADER_BLOCK", "STREAMED_FROM", "WINDOW", "Delimiters",
-    "Octets", "PartMap", "body_octets", "decoded_size", "part_map", "part_pieces", "part_range", "read_large",
+    "Octets", "PartMap", "body_octets", "by_structure", "decoded_size", "part_map", "part_pieces", "part_range",
+    "read_large", "read_mail", "unheld",
 ]
 
-#: Messages larger than this (octets) are read here, by their structure; smaller ones whole, by Python's parser.
+#: Messages larger than this (octets) are read here, by their structure, never held; smaller ones whole, by Python's
+#: parser, unless they have more lines than it is given (:func:`by_structure`).
 STREAMED_FROM: Final = 32 << 20
 #: The longest header block of one entity (octets): a message's header fields fill some kilobytes.
 MAX_HEADER_BLOCK: Final = 1 << 20
@@ -124,6 +130,40 @@ MAX_BODY_OCTETS: Final = 16 << 20
 
 
 _NUL: Final = b"\x00"
+
+
+def unheld(size: int) -> bool:
+    """Whether a message of ``size`` octets is read by its structure from its octets where they lie, never held
+    whole (past :data:`STREAMED_FROM`): what a reader of stored octets knows before it reads one."""
+    return size > STREAMED_FROM
+
+
+def by_structure(octets: Octets, limits: MailLimits | None = None) -> bool:
+    """Whether the message ``octets`` hold is read by its structure (:func:`read_large`), not whole by Python's
+    parser: the one rule every reading of a message follows (:func:`read_mail`). One past :data:`STREAMED_FROM`
+    octets (:func:`unheld`), and one with more lines than ``limits.max_lines``
+    (:attr:`~pdi.mail.message.MailLimits.max_lines`, the bound of the lines given to Python's parser, which keeps
+    each as an object of its own), are read by their structure, which holds none of a body's lines: a message of
+    millions of short lines is read so whatever its size, where it was refused below :data:`STREAMED_FROM` and
+    read past it. Its lines are counted a window at a time (:func:`~pdi.mail.message.line_count`), only where
+    there can be more than the bound (a line is at least one octet)."""
+    size = len(octets)
+    if unheld(size):
+        return True
+    limits = limits or MailLimits()
+    return size > limits.max_lines and line_count(octets) > limits.max_lines
+
+
+def read_mail(octets: Octets, limits: MailLimits | None = None) -> Mail:
+    """The message ``octets`` hold, read as every reading of it reads it (:func:`by_structure`): by its structure
+    (:func:`read_large`), or whole by Python's parser (:func:`~pdi.mail.message.read_message`), its octets taken
+    in hand then (at most :data:`STREAMED_FROM`)."""
+    if by_structure(octets, limits):
+        return read_large(octets, limits)
+    # looked up when read, as the readers that called it did: what a test counts the readings by
+    from pdi.mail.message import read_message
+
+    return read_message(octets[0 : len(octets)], limits)
 
 
 def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
@@ -249,7 +289,7 @@ def read_large(
                   in enumerate(reading.leaves))
     defects = [f"part {p.index}: {type(d).__name__}" for p in parts for d in p.entity.defects]
     defects[:0] = [f"message: {type(d).__name__}" for d in message.defects]
-    mail = Mail(message, parts, tuple(defects), limits=limits)  # type: ignore[arg-type]
+    mail = Mail(message, parts, tuple(defects), limits=limits, by_structure=True)  # type: ignore[arg-type]
     body = mail.body_part()
     at = next((p for p in parts if p.entity is body), None)
     most = MAX_BODY_OCTETS if max_body is None else max_body
@@ -452,8 +492,8 @@ def _refused_so(part: MailPart, items: Iterator[_T]) -> Iterator[_T]:
         yield from items
     except _NotStreamed as exc:
         raise UnsupportedError(
-            f"part {part.index} of the message: {exc.what} (offset {exc.offset}), which pdi decodes only from the"
-            f" whole of a message of at most {STREAMED_FROM:,} octets; its octets as written are byte="
+            f"part {part.index} of the message: {exc.what} (offset {exc.offset}), which pdi decodes only in a"
+            f" message read whole (at most {STREAMED_FROM:,} octets and {MailLimits().max_lines:,} lines); its octets as written are byte="
             f"{start},{end}"
         ) from None
 

@@ -28,7 +28,8 @@ class MailLimits:
     counted before the parser runs: a bound on the lines given to Python's
     parser, so on a message read whole alone (one read by its structure,
     :mod:`pdi.mail.large`, gives it its header blocks, never a body's lines,
-    and is read whatever its lines); ``max_delimiters`` 20,000 boundary
+    and is read whatever its lines: a message of more lines than this is
+    read so, whatever its size, :func:`pdi.mail.large.by_structure`); ``max_delimiters`` 20,000 boundary
     delimiter lines (a line that starts ``--`` and the boundary of the
     multipart whose body holds it, up to its close delimiter; a line that
     starts ``--`` and none, a patch's or a log's, is not counted), counted

@@ -49,7 +49,7 @@ from pdi import charsets, formats
 from pdi._wording import plural
 from pdi.charsets.rfc2047 import decode_header, without_languages
 from pdi.errors import LimitError, NotFoundError, ParseError, UnsupportedError
-from pdi.mail.delimiters import Delimiters
+from pdi.mail.delimiters import WINDOW, Delimiters, Octets
 from pdi.mail.limits import (
     MailLimits,
     too_deep,
@@ -61,7 +61,7 @@ from pdi.mail.parser import FieldTooLong, TooManyFields, bounded_policy, parse
 
 __all__ = [
     "MAX_MESSAGE_ID_OCTETS", "THREAD_HEAD", "Mail", "MailLimits", "MailPart", "ThreadIds",
-    "entity_span", "head_message_id", "ids_written",
+    "entity_span", "head_message_id", "ids_written", "line_count",
     "message_id_of_mid", "message_ids", "mid_name", "mid_url", "read_head", "read_message", "thread_ids",
     "too_many_entities",
 ]
@@ -128,6 +128,9 @@ class Mail:
     data: bytes = field(default=b"", repr=False, compare=False)
     #: the limits it was read within (:func:`entity_span` cuts its multiparts again within them)
     limits: MailLimits = field(default_factory=MailLimits, repr=False, compare=False)
+    #: whether it was read by its structure (:func:`pdi.mail.large.read_large`: no :attr:`data`, its parts' spans
+    #: known, its body's octets read alone), not whole
+    by_structure: bool = field(default=False, compare=False)
 
     def part_octets(self, part: MailPart) -> bytes:
         """A part's octets: its body with its transfer encoding removed; an enclosed message (``message/*``)
@@ -442,13 +445,29 @@ def _check_shape(data: bytes, limits: MailLimits) -> None:
         line = data.count(b"\n", 0, at) + 1
         raise ParseError(f"line {line} holds a NUL octet (offset {at}): no message holds one", offset=at,
                          rule="message")
-    # the parser's lines (as bytes.splitlines cuts them): one a line end, and a last one that has none
-    lines = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n") + (not data.endswith((b"\n", b"\r")))
+    lines = line_count(data)
     if lines > limits.max_lines:
         raise LimitError(
             f"the message has {lines:,} lines, more than the limit of {limits.max_lines:,} (Python's parser keeps"
             " each line as an object of its own)"
         )
+
+
+def line_count(octets: Octets, window: int = WINDOW) -> int:
+    """The lines of the message ``octets`` hold as Python's parser cuts them (as :meth:`bytes.splitlines` does: one
+    a line end, LF, CR or CR LF, and a last one that has none), counted a window of ``window`` octets at a time
+    (``octets``: :class:`bytes`, or anything :func:`len` and a ``[start:end]`` slice work on), a CR LF cut by a
+    window's end counted once."""
+    size = len(octets)
+    lines = 0
+    after_cr = False
+    last = b""
+    for at in range(0, size, window):
+        piece = bytes(octets[at : min(size, at + window)])
+        lines += piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n") - (after_cr and piece[:1] == b"\n")
+        after_cr = piece[-1:] == b"\r"
+        last = piece[-1:]
+    return lines + (size > 0 and last not in (b"\n", b"\r"))
 
 
 def _walk(entity: Message, path: tuple[int, ...], limits: MailLimits, count: list[int]) -> Iterator[

@@ -117,11 +117,11 @@ def message_section(
     characters (said so), or a note where its body is past what is read of it."""
     from pdi.errors import LimitError
     from pdi.fragments.email_text import message_body_text
-    from pdi.mail.message import read_message
+    from pdi.mail.large import read_mail
 
     large = mail is not None
-    if mail is None:
-        mail = read_message(whole.data)
+    if mail is None:  # whole, or by its structure where it has more lines than Python's parser is given
+        mail = read_mail(whole.data)
     name = str(whole.pdi)
     rows = []
     for label, key in (("From", "From"), ("To", "To"), ("Cc", "Cc"), ("Date", "Date"), ("Subject", "Subject")):

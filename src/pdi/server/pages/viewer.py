@@ -247,7 +247,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     windowed = family in ("text", "html", "xml") and record.size > WINDOW_FROM
     pdf = record.media_type == "application/pdf"
     video = record.media_type.startswith("video/")
-    large_mail = record.media_type == "message/rfc822" and record.size > _streamed_from()
+    large_mail = record.media_type == "message/rfc822" and _unheld(record.size)
     mail: Mail | None = None
     if pdf:  # pdf.js fetches the PDF itself: only a fragment is evaluated here (from the layer kept at deposit)
         whole = located
@@ -349,11 +349,12 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     return _page(tab, head, name=name)
 
 
-def _streamed_from() -> int:
-    """The size past which a message is read by its structure (:data:`pdi.mail.large.STREAMED_FROM`)."""
-    from pdi.mail.large import STREAMED_FROM
+def _unheld(size: int) -> bool:
+    """Whether a message of ``size`` octets is read by its structure, never held (:func:`pdi.mail.large.unheld`);
+    a smaller one is read, then whole or by its structure as :func:`pdi.mail.large.by_structure` says."""
+    from pdi.mail.large import unheld
 
-    return STREAMED_FROM
+    return unheld(size)
 
 
 def _part_words(archive: Archive, selected: Resolved | None, mail: Mail | None) -> tuple[bytes, int] | None:
