@@ -100,6 +100,25 @@ def test_a_message_past_the_lines_bound_is_deposited_and_answered_as_read_whole(
     assert _answer(archive, f"{named}#byte=10,200")[0] == other[10:200]
 
 
+def test_the_page_of_a_message_past_the_lines_bound_shows_its_fields_parts_and_body(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import html
+
+    from pdi.server.pages.viewer import render_view
+
+    data = _message(b"page")
+    name = str(archive.add(S, data, format="rfc822"))
+    _few_lines(monkeypatch, 40)
+    page = render_view(archive, f"{name}#part=1")
+    assert "<bdi>The lines</bdi>" in page and "Ann &lt;ann@" in page
+    assert "part 0</a>: text/plain" in page and "part 1</a>: application/octet-stream" in page
+    assert "The name asked for names part 1 of this message" in page
+    python = email.message_from_bytes(data, policy=email.policy.default)
+    body = cast(Any, python.get_body(preferencelist=("plain",))).get_content()
+    assert all(html.escape(line) in page for line in body.splitlines())  # its body's text, every line of it
+
+
 def test_a_message_of_millions_of_short_lines_is_deposited_and_cited_in_bounded_memory(tmp_path: Path) -> None:
     """4,000,000 lines of ``ab`` (16 MB): Python's parser would keep each as an object of its own (28 MB of them
     took 900 MB), so it is read by its structure, its body's octets alone held; each command peaks less than
