@@ -26,7 +26,7 @@ from pdi.errors import LimitError
 from pdi.fragments.email import large_body_text
 from pdi.fragments.email_text import body_text
 from pdi.mail.large import by_structure, part_octets, read_mail
-from pdi.mail.message import MailLimits, line_count, read_message
+from pdi.mail.message import MailLimits, line_count, more_lines_than, read_message
 
 # --- the lines, counted a window at a time as Python's parser cuts them -----------------------------------------
 
@@ -38,6 +38,15 @@ _OCTETS = st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"bc", b" "]), 
 def test_property_lines_are_counted_in_windows_as_bytes_splitlines_cuts_them(data: bytes, window: int) -> None:
     """A CR LF cut by a window's end is one line end; a last line without one is a line."""
     assert line_count(data, window) == len(data.splitlines())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OCTETS, st.integers(0, 45), st.integers(1, 8))
+def test_property_more_lines_than_a_bound_is_told_as_bytes_splitlines_counts_them(
+    data: bytes, most: int, window: int,
+) -> None:
+    """Told from the LF and CR alone where they decide it, else from the lines counted."""
+    assert more_lines_than(data, most, window) is (len(data.splitlines()) > most)
 
 
 # --- which reading: the lines' bound, then the reading Python's email agrees with ------------------------------
@@ -105,9 +114,9 @@ def test_property_a_message_past_the_lines_bound_is_read_by_its_structure_as_pyt
 
 def test_a_message_of_few_octets_never_has_its_lines_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     """A line is at least one octet: a message of no more octets than the bound has no more lines."""
-    import pdi.mail.large
+    import pdi.mail.message
 
-    monkeypatch.setattr(pdi.mail.large, "line_count", lambda *_: pytest.fail("counted"))
+    monkeypatch.setattr(pdi.mail.message, "_pieces", lambda *_: pytest.fail("counted"))
     data = b"From: a@example.org\n\n" + b"\n" * 20
     assert not by_structure(data, MailLimits(max_lines=len(data)))
     assert read_mail(data, MailLimits(max_lines=len(data))).by_structure is False

@@ -14,14 +14,14 @@ message, ``message/rfc822``, as the octets of the message hold it); the
 range's positions are the part's number (``N,N+1``) and its octets' size.
 ``byte`` stays the octets of the message as stored.
 
-A message of more than :data:`pdi.mail.large.STREAMED_FROM` octets, or of more
-lines than Python's parser is given (:func:`pdi.mail.large.by_structure`), is
-read by its structure (:func:`pdi.mail.large.read_large`), never held: ``data`` may
+A message of more than :data:`pdi.mail.large.STREAMED_FROM` octets is read by
+its structure (:func:`pdi.mail.large.read_large`), never held: ``data`` may
 then be any octets :func:`len` and a slice work on (the archive gives
 :class:`pdi.archive.blobs.VerifiedOctets`), its part decoded a window at a
 time, its body's text read from its body's part alone (one of more than
-:data:`pdi.mail.large.MAX_BODY_OCTETS` is refused, naming its part). The
-answers are those of the whole reading.
+:data:`pdi.mail.large.MAX_BODY_OCTETS` is refused, naming its part). So is
+one of more lines than Python's parser is given, from its octets in hand
+(:func:`pdi.mail.large.by_structure`). The answers are those of the whole reading.
 
 Pure: no I/O.
 """
@@ -49,19 +49,21 @@ def evaluate_email(
     """``scheme=positions`` on the message ``data`` (see the module docstring)."""
     if scheme not in SCHEMES:
         raise UnsupportedError(f"no fragment scheme {scheme!r} on a message: {', '.join(SCHEMES)} or byte")
-    from pdi.mail.large import by_structure
+    from pdi.mail.large import unheld
 
-    if by_structure(data):  # type: ignore[arg-type]  # (sliced: bytes out)
-        return _evaluate_large(scheme, positions, data)  # type: ignore[arg-type]
+    if unheld(len(data)):  # never held: read by its structure where its octets lie
+        return _evaluate_large(scheme, positions, data)  # type: ignore[arg-type]  # (sliced: bytes out)
     if scheme == "part":
-        from pdi.mail.message import read_message
+        from pdi.mail.large import part_octets, read_mail
 
-        mail = read_message(bytes(data))
+        octets = bytes(data)
+        mail = read_mail(octets)  # whole, or by its structure past the lines' bound (pdi.mail.large.by_structure)
         part = mail.find_part(part_name(positions))
-        return part_result(part, mail.part_octets(part))
+        return part_result(part, part_octets(octets, part) if mail.by_structure else mail.part_octets(part))
     from pdi.fragments.email_text import message_body_text
 
-    return _in_body_text(scheme, positions, message_body_text(data))  # made once a process (email_text)
+    # made once a process (email_text), read whole or by its structure as pdi.mail.large.by_structure says
+    return _in_body_text(scheme, positions, message_body_text(data))
 
 
 def part_name(positions: Sequence[object]) -> object:

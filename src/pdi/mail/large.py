@@ -108,7 +108,7 @@ from pdi.mail.message import (
     _header_block_end,
     _mail_part,
     check_first_line,
-    line_count,
+    more_lines_than,
 )
 from pdi.mail.parser import FieldTooLong, bounded_policy
 
@@ -145,13 +145,12 @@ def by_structure(octets: Octets, limits: MailLimits | None = None) -> bool:
     (:attr:`~pdi.mail.message.MailLimits.max_lines`, the bound of the lines given to Python's parser, which keeps
     each as an object of its own), are read by their structure, which holds none of a body's lines: a message of
     millions of short lines is read so whatever its size, where it was refused below :data:`STREAMED_FROM` and
-    read past it. Its lines are counted a window at a time (:func:`~pdi.mail.message.line_count`), only where
-    there can be more than the bound (a line is at least one octet)."""
-    size = len(octets)
-    if unheld(size):
+    read past it. Its lines are counted a window at a time (:func:`~pdi.mail.message.more_lines_than`), only where
+    there can be more than the bound (a line is at least one octet), its CR LF only where its LF and CR leave the
+    answer open."""
+    if unheld(len(octets)):
         return True
-    limits = limits or MailLimits()
-    return size > limits.max_lines and line_count(octets) > limits.max_lines
+    return more_lines_than(octets, (limits or MailLimits()).max_lines)
 
 
 def read_mail(octets: Octets, limits: MailLimits | None = None) -> Mail:
