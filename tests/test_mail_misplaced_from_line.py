@@ -61,3 +61,18 @@ def test_a_message_whose_header_block_ends_with_a_from_line_has_it_as_its_body()
     assert expected == b"From x\r\n"
     part = read_large(data, window=4).parts[0]
     assert b"".join(part_pieces(data, part, 4)) == expected
+
+
+def test_followed_by_the_empty_line_the_whole_reading_is_pythons_and_the_structures_the_rfcs() -> None:
+    """docs/email.md §5: the header section runs to the first empty line (RFC 5322 §2.1, §3.5) and a ``From `` line
+    is an mbox's envelope line (RFC 4155), so the body follows the empty line, as the structure reads it; the
+    whole reading stays Python's (the line pushed back as the body's first, the empty line dropped), whose body
+    text names deposited so far count on."""
+    data = b"From: a@example.org\r\nSubject: s\r\nFrom x\r\n\r\nbody\r\n"
+    python = email.message_from_bytes(data, policy=email.policy.default).get_payload(decode=True)
+    assert python == b"From x\r\nbody\r\n"
+    whole = read_message(data)
+    assert whole.part_octets(whole.parts[0]) == python
+    part = read_large(data).parts[0]
+    assert part.span is not None and data[part.span[1] :] == b"body\r\n"  # after the header section's empty line
+    assert b"".join(part_pieces(data, part)) == b"body\r\n"
