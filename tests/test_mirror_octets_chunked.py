@@ -116,10 +116,10 @@ def test_octets_after_the_last_chunk_are_not_taken_as_the_end_of_the_body() -> N
 
 
 @pytest.mark.parametrize(("framing", "said"), [
-    (b"g\r\n", "is not one"),  # no hex digit
-    (b"1234567890abcdef0\r\n", "is not one"),  # more digits than a size has
-    (b"-5\r\n", "is not one"),
-    (b"5\n", "is not one"),  # a bare LF ends no line: read on to the next CRLF, which no size is
+    (b"g\r\n", r"chunk 1, at octet 0 of the body, does not begin with a chunk size line \(it begins b'g\\r\\n'\)"),
+    (b"1234567890abcdef0\r\n", "chunk 1, at octet 0 of the body, has a size of 17 hex digits, more than the 15"),
+    (b"-5\r\n", "chunk 1, at octet 0 of the body, does not begin with a chunk size line"),
+    (b"5\n", r"does not begin with a chunk size line \(it begins b'5\\n'\)"),  # a bare LF ends no size line
 ])
 def test_a_chunk_size_that_is_none_is_refused(framing: bytes, said: str) -> None:
     body, entries = _multipart([b"hello"])
@@ -133,7 +133,8 @@ def test_a_chunk_whose_data_runs_past_its_size_is_refused() -> None:
     body, entries = _multipart([b"hello"])
     cut = body.index(b"hello")
     raw = b"%x\r\n%sXX\r\n" % (cut, body[:cut]) + _chunked(body[cut:], [], [], [])
-    with pytest.raises(RemoteError, match="the CRLF after a chunk's data expected"):
+    with pytest.raises(RemoteError, match=rf"chunk 1, of {cut} octets, is not followed by CRLF at octet {raw.index(b'XX')} of"
+                                          " the body \\(but by b'X'\\)"):
         _parts(raw, []).take(entries[0], _write, BASE)
 
 

@@ -36,6 +36,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from pdi._chunked import ChunkedError, Chunks
 from pdi.capture.crawl import Crawl, crawl, pack_crawl
 from pdi.capture.fetch import Fetched, Limits, Redirect
 from pdi.charsets.sniff import lookup
@@ -236,34 +237,26 @@ def recorded_body(head: bytes, body: bytes, limit: int) -> bytes | None:
     return None
 
 
-#: A chunk size line without its CRLF (RFC 9112 §7.1: ``1*HEXDIG [ chunk-ext ]``), spaces and tabs around the size
-#: allowed, as :mod:`pdi.interop.warc.coding` reads one: no sign, ``0x`` or ``_``, which ``int(…, 16)`` would take.
-_CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;.*)?", re.DOTALL)
-
-
 def _unchunk(body: bytes) -> bytes | None:
-    """The data of a chunked body (RFC 9112 §7.1), ``None`` if it is malformed (a size line that is not one, a
-    chunk's data not followed by CRLF) or cut short."""
+    """The data of a chunked body (RFC 9112 §7.1), its framing read by :class:`pdi._chunked.Chunks` (spaces and
+    tabs around a size passed over, as :mod:`pdi.interop.warc.coding` reads one; a size line as long as the body);
+    ``None`` if it is malformed (a size line that is not one, a size of more than 16 hex digits, a chunk's data not
+    followed by CRLF) or cut short before its last chunk. What follows the last chunk (its trailer section) is
+    passed over, whatever it holds: the data is whole."""
+    chunks = Chunks(max_line=len(body), spaces=True)
     out = bytearray()
-    pos = 0
-    while True:
-        end = body.find(b"\r\n", pos)
-        if end < 0:
-            return None
-        found = _CHUNK_SIZE.fullmatch(body, pos, end)
-        if found is None:
-            return None
-        digits = found[1].lstrip(b"0")
-        if len(digits) > 16:  # more octets than any body
-            return None
-        size = int(digits or b"0", 16)
-        pos = end + 2
-        if size == 0:
-            return bytes(out)
-        if pos + size + 2 > len(body) or body[pos + size : pos + size + 2] != b"\r\n":
-            return None
-        out += body[pos : pos + size]
-        pos += size + 2
+    at = 0
+    try:
+        while True:
+            at = chunks.framing(body, at, len(body))
+            if not chunks.in_data:  # its last chunk read (what follows is not read), or the body cut short
+                return bytes(out) if chunks.last else None
+            if at + chunks.size > len(body):
+                return None
+            out += body[at:at + chunks.size]
+            at += chunks.size
+    except ChunkedError:
+        return bytes(out) if chunks.last else None  # (past its last chunk: in the trailer section, not read)
 
 
 def _content_type(response: dict[str, Any]) -> tuple[str | None, str | None]:

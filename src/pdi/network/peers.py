@@ -29,6 +29,7 @@ import httpx
 
 from pdi import _answer_head as answer_head
 from pdi import untrusted_json
+from pdi._chunked import ChunkedError, Chunks
 from pdi._refusals import IDENTITY, coded, refusal, said, told, unreached
 from pdi._wording import shown_url
 from pdi.archive.blobs.seam import Spooled
@@ -715,10 +716,7 @@ def _boundary(content_type: str, url: str) -> bytes:
     return found.encode("ascii")
 
 
-#: A chunk's size line (RFC 9112 §7.1): hex digits, as many as a size may have, then any chunk extensions (``;``
-#: and what follows, passed over: none is understood), the CRLF taken off.
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})[ \t]*(?:;[^\r\n]*)?")
-#: The longest chunk size line (with its extensions) and the longest trailer section read.
+#: The longest chunk size line (with its extensions) and the longest trailer section read (:mod:`pdi._chunked`).
 MAX_CHUNK_LINE = 4 << 10
 MAX_TRAILERS = 8 << 10
 
@@ -731,9 +729,10 @@ class _Parts:
     ``chunked``: ``read_into`` gives the answer's body as it came, in ``Transfer-Encoding: chunked`` (RFC 9112
     §7.1), and its framing is taken out here, where it lies in the buffer, not copied around: each read then
     takes as many octets as the connection holds, across parts and chunks (:mod:`http.client` read each chunk's
-    size line apart, a second ``recv`` a part). A chunk's size (at most 15 hex digits), its extensions (passed
-    over), the CRLF after its data and the trailer section are read within bounds (:data:`MAX_CHUNK_LINE`,
-    :data:`MAX_TRAILERS`); anything else is a :class:`RemoteError`, as a break of the answer is."""
+    size line apart, a second ``recv`` a part). The framing is read by :class:`pdi._chunked.Chunks`: a chunk's
+    size (at most 15 hex digits), its extensions (passed over), the CRLF after its data and the trailer section,
+    within bounds (:data:`MAX_CHUNK_LINE`, :data:`MAX_TRAILERS`); anything else is a :class:`RemoteError`, as a
+    break of the answer is."""
 
     def __init__(self, read_into: Callable[[memoryview], int], boundary: bytes, url: str, *,
                  chunked: bool = False) -> None:
@@ -747,7 +746,7 @@ class _Parts:
         #: Chunked: where the current chunk's data ends in the buffer (its framing starts there; ``start`` at the
         #: body's start, a first chunk's size line); not chunked: never reached.
         self.frame = 0 if chunked else 1 << 62
-        self.first = True  # no chunk read yet: no CRLF of chunk data before the next size line
+        self.chunks = Chunks(max_digits=15, max_line=MAX_CHUNK_LINE, max_trailer=MAX_TRAILERS)
         #: Chunked: the last chunk and its trailer section read (nothing of the body is left).
         self.ended = False
 
@@ -773,37 +772,23 @@ class _Parts:
         return self.start if self.ended else min(self.end, self.frame)
 
     def _framing(self) -> None:
-        """At the end of a chunk's data: its CRLF, the next chunk's size line; after the last chunk, the trailer
-        section and its empty line. :attr:`frame` then says where the next chunk's data ends."""
-        if not self.first:
-            self._raw_line(b"", "the CRLF after a chunk's data", 2)
-        self.first = False
-        line = self._raw_line(None, "a chunk's size", MAX_CHUNK_LINE)
-        size = _CHUNK_SIZE.fullmatch(line)
-        if size is None:
-            raise RemoteError(f"POST {self.url}: the answer's chunk size {line[:40]!r} is not one (RFC 9112 §7.1)")
-        count = int(size[1], 16)
-        if count:
-            self.frame = self.start + count
-            return
-        read = 0
-        while trailer := self._raw_line(None, "the trailer section", MAX_TRAILERS - read):
-            read += len(trailer) + 2
-        self.ended = True
-        self.frame = self.start
-
-    def _raw_line(self, expected: bytes | None, what: str, most: int) -> bytes:
-        """The next line of the body's framing (not of its data), its CRLF taken off: ``expected`` if given."""
-        while (end := self.buffer.find(b"\r\n", self.start, self.end)) < 0:
-            if self.end - self.start > most or not self._fill():
-                raise RemoteError(f"POST {self.url}: the answer ends (or runs on) inside {what}")
-        if end - self.start > most:
-            raise RemoteError(f"POST {self.url}: {what} is more than {most} octets")
-        line = bytes(self.view[self.start:end])
-        if expected is not None and line != expected:
-            raise RemoteError(f"POST {self.url}: {what} expected, {line[:40]!r} found")
-        self.start = end + 2
-        return line
+        """At the end of a chunk's data (or the body's start): its CRLF, the next chunk's size line; after the last
+        chunk, the trailer section and its empty line (reading more as needed). :attr:`frame` then says where the
+        next chunk's data ends."""
+        chunks = self.chunks
+        try:
+            while True:
+                self.start = self.frame = chunks.framing(self.buffer, self.start, self.end)
+                if chunks.in_data:
+                    self.frame += chunks.size
+                    return
+                if chunks.ended:
+                    self.ended = True
+                    return
+                if not self._fill():  # (never for want of room: a line of the framing is bounded well below it)
+                    raise chunks.cut_short(self.end - self.start)
+        except ChunkedError as exc:
+            raise RemoteError(f"POST {self.url}: the answer's chunked transfer coding is broken: {exc}") from None
 
     def _line(self) -> bytes:
         stop = self._stop()

@@ -57,7 +57,12 @@ with its chunks' framing in it, is not that page, and a later copy of the
 whole page would be a second version of it. A record so damaged is refused
 as any other damaged record is (``--partial`` drops it and the rest of its
 file). A last chunk's trailer fields (RFC 9112 §7.1.2), which warcio gives
-as if they were payload, are read and left out.
+as if they were payload, are read and left out (at most 100 lines; a
+payload that ends among them has given all its data, and is whole).
+The chunks' framing is read by :class:`pdi._chunked.Chunks`, the one
+reader of chunked bodies the mirror's and the capture's use too, here
+within warcio's bounds (a size line of 64 octets with its CRLF, a size of
+2 GiB) and with spaces before a size passed over, as warcio strips them.
 
 ``br`` is undone through libbrotli's C API (``BrotliDecoderCreateInstance``,
 ``BrotliDecoderDecompressStream`` with its output bound, ``BrotliDecoderGetErrorCode``,
@@ -75,18 +80,20 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from pdi._chunked import ChunkedError, Chunks, CutShort, pieces
+
 __all__ = ["PIECE", "DecodingError", "decoded", "decodes"]
 
 #: The most octets one read of the raw payload, or one decompression call, gives.
 PIECE = 1 << 16
-#: The longest chunk size line read (warcio reads 64 octets), and trailer field line.
+#: The longest chunk size line read, its CRLF with it (warcio reads 64 octets): its size as many hex digits as it
+#: holds, bounded by :data:`_MAX_CHUNK`.
 _SIZE_LINE = 64
-_TRAILER_LINE = 8 << 10
+#: The trailer section's most lines, and octets: as many lines of 8 KiB (and the empty line after them).
 _TRAILER_LINES = 100
+_TRAILER = _TRAILER_LINES * (8 << 10) + 2
 #: A chunk's largest size (warcio's bound).
 _MAX_CHUNK = 1 << 31
-#: A chunk size line (RFC 9112 §7.1: ``1*HEXDIG [ chunk-ext ] CRLF``; spaces around the size allowed).
-_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]+)[ \t]*(?:;[^\r\n]*)?\r\n")
 #: A first line meant as a chunk size line that may not be one: one word before its CRLF (``ZZ``, ``-5``,
 #: ``0x5``); a first line that is not this is a payload that was not chunked (``<!DOCTYPE html>``).
 _SIZE_MEANT = re.compile(rb"[ \t]*[-+]?[0-9A-Za-z_.]+[ \t]*(?:;[^\r\n]*)?\r\n")
@@ -121,76 +128,27 @@ def _raw_pieces(raw: BinaryIO) -> Iterator[bytes]:
 
 
 def _dechunked(raw: BinaryIO, cut: bool = False) -> Iterator[bytes]:
-    """The data of a ``chunked`` payload (RFC 9112 §7.1), a piece at a time; the payload as it is when its first
-    line is not a chunk size line and not meant as one (see the module's docstring), and a :class:`DecodingError`
-    when its chunks are damaged: cut short, a size line that is not one, or no last chunk."""
-    number = 0
-    at = 0  # octets of the payload read
-    while True:
-        line = raw.readline(_SIZE_LINE)
-        size = _chunk_size(line)
-        if size is None:
-            if number == 0 and not _SIZE_MEANT.fullmatch(line):
-                # not chunked at all, whatever the header said: read as it is (as warcio does)
-                if line:
-                    yield line
-                yield from _raw_pieces(raw)
-                return
-            if not line and cut:  # its crawler cut it (WARC-Truncated): what it holds
-                return
-            if not line:
-                raise DecodingError(f"its chunked transfer coding is broken: the payload ends at octet {at}, after"
-                                    f" chunk {number}, without its last chunk (a chunk of size 0)")
-            raise DecodingError(f"its chunked transfer coding is broken: chunk {number + 1}, at octet {at} of"
-                                f" the payload, does not begin with a chunk size line (it begins {line[:20]!r})")
-        number += 1
-        if size > _MAX_CHUNK:
-            raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, at octet {at} of the"
-                                f" payload, says it holds {size} octets, more than the 2 GiB a chunk may hold"
-                                " here")
-        at += len(line)
-        if size == 0:
-            _trailer(raw, at)
-            return
-        left = size
-        while left:
-            piece = raw.read(min(left, PIECE))
-            if not piece and cut:
-                return
-            if not piece:
-                raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is"
-                                    f" cut short: the payload ends after {size - left} of them, at its octet {at}")
-            left -= len(piece)
-            at += len(piece)
-            yield piece
-        end = raw.read(2)
-        if not end and cut:
-            return
-        if end != b"\r\n":
-            raise DecodingError(f"its chunked transfer coding is broken: chunk {number}, of {size} octets, is not"
-                                f" followed by CRLF at octet {at} of the payload"
-                                f" ({f'but by {end!r}' if end else 'the payload ends there'})")
-        at += 2
-
-
-def _chunk_size(line: bytes) -> int | None:
-    """The size a chunk size line gives (``1*HEXDIG [ chunk-ext ] CRLF``, spaces around the size allowed), or
-    ``None``."""
-    matched = _SIZE.fullmatch(line)
-    return None if matched is None else int(matched[1], 16)
-
-
-def _trailer(raw: BinaryIO, at: int) -> None:
-    """Read the trailer fields after the last chunk, to their empty line (or the payload's end)."""
-    for _ in range(_TRAILER_LINES):
-        line = raw.readline(_TRAILER_LINE)
-        if line in (b"\r\n", b"\n", b""):
-            return
-        if not line.endswith(b"\n"):
-            break
-    raise DecodingError(f"its chunked transfer coding is broken: the trailer after its last chunk, at octet {at}"
-                        f" of the payload, holds a line longer than {_TRAILER_LINE} octets or more than"
-                        f" {_TRAILER_LINES} lines")
+    """The data of a ``chunked`` payload (RFC 9112 §7.1), a piece at a time, its framing read by
+    :class:`pdi._chunked.Chunks` within warcio's bounds; the payload as it is when its first line is not a chunk
+    size line and not meant as one (see the module's docstring), and a :class:`DecodingError` when its chunks are
+    damaged: cut short, a size line that is not one, or no last chunk."""
+    line = raw.readline(_SIZE_LINE)
+    if not _SIZE_MEANT.fullmatch(line):
+        # not chunked at all, whatever the header said: read as it is (as warcio does)
+        if line:
+            yield line
+        yield from _raw_pieces(raw)
+        return
+    chunks = Chunks(max_digits=_SIZE_LINE - 2, max_line=_SIZE_LINE - 2, max_trailer=_TRAILER,
+                    max_fields=_TRAILER_LINES, max_size=_MAX_CHUNK, spaces=True, noun="the payload")
+    try:
+        yield from pieces(raw, chunks, line, PIECE)
+    except CutShort as exc:
+        # its crawler cut it (WARC-Truncated): what it holds; cut in its trailer section: its data, all given
+        if not (cut or chunks.last):
+            raise DecodingError(f"its chunked transfer coding is broken: {exc}") from None
+    except ChunkedError as exc:
+        raise DecodingError(f"its chunked transfer coding is broken: {exc}") from None
 
 
 class _Zlib:
