@@ -104,68 +104,63 @@ class Chunks:
         first at the body's start, then wherever the last call returned, once the data it gave is all taken) as
         far as it goes: where it stops (the start of a chunk's data, the body's end, or the first octet of a line
         not yet all in hand). :class:`ChunkedError` if the framing is not RFC 9112's or runs past a bound."""
-        if self._state == _DATA:
-            self.at += self.size  # the chunk's data, taken since the last call
-            self._state = _DATA_END
-            self.in_data = False
         at = start
-        try:
-            while True:
-                state = self._state
-                if state == _DATA_END:  # (what is found in its place: its first octet, or a CR and the next)
-                    if end > at and buffer[at] != 0x0D:
-                        raise self._unended(at, start, bytes(buffer[at:at + 1]))
-                    if end - at < 2:
-                        return at
-                    if buffer[at + 1] != 0x0A:
-                        raise self._unended(at, start, bytes(buffer[at:at + 2]))
-                    at += 2
-                    self._state = _SIZE_LINE
-                elif state == _SIZE_LINE:
-                    most = self.max_line + 2
-                    lf = buffer.find(b"\n", at, min(end, at + most))
-                    if lf < 0:
-                        if end - at >= most:
-                            raise ChunkedError(
-                                f"chunk {self.number + 1}, at octet {self.at + at - start} of {self.noun}, has a"
-                                f" size line longer than {self.max_line} octets", self.at + at - start)
-                        return at
-                    found = self._pattern.fullmatch(buffer, at, lf - 1) if lf > at and buffer[lf - 1] == 0x0D else None
-                    offset = self.at + at - start
-                    if found is None:
-                        raise ChunkedError(
-                            f"chunk {self.number + 1}, at octet {offset} of {self.noun}, does not begin with a chunk"
-                            f" size line (it begins {bytes(buffer[at:min(lf + 1, at + 20)])!r})", offset)
-                    digits = found[1]
-                    if len(digits) > self.max_digits:
-                        raise ChunkedError(
-                            f"chunk {self.number + 1}, at octet {offset} of {self.noun}, has a size of"
-                            f" {len(digits)} hex digits, more than the {self.max_digits} a size may have here",
-                            offset)
-                    size = int(digits, 16)
-                    if self.max_size is not None and size > self.max_size:
-                        raise ChunkedError(
-                            f"chunk {self.number + 1}, at octet {offset} of {self.noun}, says it holds {size}"
-                            f" octets, more than the {_octets(self.max_size)} a chunk may hold here", offset)
-                    self.number += 1
-                    at = lf + 1
-                    if size:
-                        self.size = size
-                        self.in_data = True
-                        self._state = _DATA
-                        return at
-                    self.size = 0
-                    self.last = True
-                    self._state = _TRAILER
-                    self._trailer_at = self.at + at - start
-                elif state == _TRAILER:
-                    at = self._trailer(buffer, at, end)
-                    if self._state == _TRAILER:
-                        return at
-                else:
+        state = self._state
+        if state == _DATA:
+            self.at += self.size  # the chunk's data, taken since the last call
+            self.in_data = False
+            state = self._state = _DATA_END
+        if state == _DATA_END:
+            if end - at < 2 or buffer[at] != 0x0D or buffer[at + 1] != 0x0A:
+                # what is found in its place: its first octet, or a CR and the next
+                if end > at and buffer[at] != 0x0D:
+                    raise self._unended(at, start, bytes(buffer[at:at + 1]))
+                if end - at < 2:
                     return at
-        finally:
-            self.at += at - start
+                raise self._unended(at, start, bytes(buffer[at:at + 2]))
+            at += 2
+            state = self._state = _SIZE_LINE
+        if state == _SIZE_LINE:
+            most = self.max_line + 2
+            lf = buffer.find(b"\n", at, end if end - at < most else at + most)
+            offset = self.at + at - start
+            if lf < 0:
+                if end - at >= most:
+                    raise ChunkedError(f"chunk {self.number + 1}, at octet {offset} of {self.noun}, has a size line"
+                                       f" longer than {self.max_line} octets", offset)
+                self.at = offset
+                return at
+            found = self._pattern.fullmatch(buffer, at, lf - 1) if lf > at and buffer[lf - 1] == 0x0D else None
+            if found is None:
+                raise ChunkedError(
+                    f"chunk {self.number + 1}, at octet {offset} of {self.noun}, does not begin with a chunk size"
+                    f" line (it begins {bytes(buffer[at:min(lf + 1, at + 20)])!r})", offset)
+            digits = found[1]
+            if len(digits) > self.max_digits:
+                raise ChunkedError(
+                    f"chunk {self.number + 1}, at octet {offset} of {self.noun}, has a size of {len(digits)} hex"
+                    f" digits, more than the {self.max_digits} a size may have here", offset)
+            size = int(digits, 16)
+            if self.max_size is not None and size > self.max_size:
+                raise ChunkedError(
+                    f"chunk {self.number + 1}, at octet {offset} of {self.noun}, says it holds {size} octets, more"
+                    f" than the {_octets(self.max_size)} a chunk may hold here", offset)
+            self.number += 1
+            at = lf + 1
+            if size:
+                self.size = size
+                self.in_data = True
+                self._state = _DATA
+                self.at += at - start
+                return at
+            self.size = 0
+            self.last = True
+            state = self._state = _TRAILER
+            self._trailer_at = self.at + at - start
+        if state == _TRAILER:
+            at = self._trailer(buffer, at, end)
+        self.at += at - start
+        return at
 
     def _trailer(self, buffer: bytes | bytearray, at: int, end: int) -> int:
         """The trailer section's octets in hand, passed over (not held: a line may come in any number of calls),
@@ -257,8 +252,12 @@ def pieces(raw: Readable, chunks: Chunks, first: bytes = b"", most: int = 1 << 1
             left -= len(piece)
             yield piece
         while left:
-            piece = raw.read(min(left, most))
+            piece = raw.read(left if left < most else most)
             if not piece:
                 raise chunks.cut_short(chunks.size - left)
             left -= len(piece)
             yield piece
+        # the CRLF after the data, and then the next size line, read before the framing is looked at (a call a chunk)
+        held = raw.readline(line)
+        if held == b"\r\n":
+            held += raw.readline(line)
