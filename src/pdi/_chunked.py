@@ -257,7 +257,7 @@ def pieces(raw: Readable, chunks: Chunks, first: bytes = b"", most: int = 1 << 1
                 raise chunks.cut_short(chunks.size - left)
             left -= len(piece)
             yield piece
-        # the CRLF after the data, and then the next size line, read before the framing is looked at (a call a chunk)
-        held = raw.readline(line)
-        if held == b"\r\n":
-            held += raw.readline(line)
+        if not held:  # the CRLF after the data, then the next size line, read before the framing is looked at
+            held = raw.readline(line)
+            if held == b"\r\n":
+                held += raw.readline(line)
