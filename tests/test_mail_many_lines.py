@@ -23,8 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.errors import LimitError
-from pdi.fragments.email import large_body_text
-from pdi.fragments.email_text import body_text
+from pdi.fragments.email_text import body_text, large_body_text
 from pdi.mail.large import by_structure, part_octets, read_mail
 from pdi.mail.message import MailLimits, line_count, more_lines_than, read_message
 

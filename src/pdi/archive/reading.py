@@ -429,7 +429,7 @@ class Reading(RecordFacts):
         kept at deposit (``docs/pdf-text-layer.md``); ``None`` for any other media type. A PDF without a text layer
         is an :class:`UnsupportedError`. What citations, text fragments and quotes of either are counted in. A
         message's octets not in hand are read here: one past :data:`pdi.mail.large.STREAMED_FROM` by its structure,
-        by verified chunks, its body's part alone (:func:`pdi.fragments.email.large_body_text`), never whole."""
+        by verified chunks, its body's part alone (:func:`pdi.fragments.email_text.large_body_text`), never whole."""
         if located.media_type == "message/rfc822":
             from pdi.fragments.email_text import large_message_body_text, message_body_text
 

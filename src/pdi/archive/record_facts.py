@@ -209,7 +209,7 @@ class RecordFacts(ArchiveBase):
             return None
 
     def _large_body_text(self, record: RepresentationRecord) -> str:
-        from pdi.fragments.email import large_body_text
+        from pdi.fragments.email_text import large_body_text
 
         with self._reader(record) as reader:
             return large_body_text(VerifiedOctets(reader))

@@ -403,8 +403,7 @@ class SearchIndexer:
         return markup_passages(text, kind)
 
     def _email(self) -> list[Passage]:
-        from pdi.fragments.email import large_body_text
-        from pdi.fragments.email_text import message_body_text
+        from pdi.fragments.email_text import large_body_text, message_body_text
         from pdi.mail.large import by_structure
 
         checked, self._checked = self._checked, None

@@ -32,12 +32,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pdi.errors import LimitError, ParseError, UnsupportedError
+from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Range
 
 if TYPE_CHECKING:
     from pdi.mail.large import Octets
-    from pdi.mail.message import Mail, MailPart
+    from pdi.mail.message import MailPart
 
 #: The schemes evaluated on a message.
 SCHEMES = ("char", "line", "part")
@@ -92,6 +92,7 @@ def find_large_part(data: Octets, positions: Sequence[object]) -> MailPart:
 
 def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> FragmentResult:
     """``scheme=positions`` on a message read by its structure (see the module docstring)."""
+    from pdi.fragments.email_text import large_body_text
     from pdi.mail.large import part_octets, read_large
 
     mail = read_large(data)
@@ -101,25 +102,6 @@ def _evaluate_large(scheme: str, positions: Sequence[object], data: Octets) -> F
     text = large_body_text(data, mail)
     del mail  # its body's octets let go before the text is counted in (docs/email.md §5: memory)
     return _in_body_text(scheme, positions, text)
-
-
-def large_body_text(data: Octets, mail: Mail | None = None) -> str:
-    """The body text of the large message ``data`` (``mail``: as :func:`pdi.mail.large.read_large` read it, if it
-    has), read from its body's part alone: what ``char=`` and ``line=`` count on and the full-text index holds. A
-    body of more than :data:`pdi.mail.large.MAX_BODY_OCTETS` as written is a :class:`LimitError` naming its part."""
-    from pdi.fragments.email_text import body_text
-    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, read_large
-
-    mail = read_large(data) if mail is None else mail
-    unread = body_unread(mail)
-    if unread is not None:
-        assert unread.span is not None
-        raise LimitError(
-            f"the message's body (part {unread.index}, {unread.media_type}) is {unread.span[2] - unread.span[1]:,}"
-            f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in a message of"
-            f" {len(data):,} octets: its parts are fetched by part=, its octets by byte="
-        )
-    return body_text(mail)
 
 
 def _in_body_text(scheme: str, positions: Sequence[object], text: str) -> FragmentResult:

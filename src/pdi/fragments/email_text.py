@@ -50,10 +50,11 @@ from pdi.fragments.results import Buffer
 from pdi.mail.message import read_message
 
 if TYPE_CHECKING:
+    from pdi.mail.large import Octets
     from pdi.mail.message import Mail
 
 __all__ = [
-    "MAX_HTML_BODY", "MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts", "body_text", "forget_body_texts",
+    "MAX_HTML_BODY", "MAX_KEPT", "MAX_KEPT_CHARACTERS", "BodyTexts", "body_text", "forget_body_texts", "large_body_text",
     "large_message_body_text", "message_body_text", "message_facts",
 ]
 
@@ -146,7 +147,7 @@ MAX_HTML_BODY: Final = 4 << 20
 def _made(octets: bytes, mail: Mail | None = None) -> str:
     """The body text of the message ``octets`` (``mail``: as read already), read as every reading of it is
     (:func:`pdi.mail.large.by_structure`): whole, or by its structure, from its body's part alone
-    (:func:`pdi.fragments.email.large_body_text`, which refuses a body too long to read so)."""
+    (:func:`large_body_text`, which refuses a body too long to read so)."""
     if mail is None:
         from pdi.mail.large import by_structure
 
@@ -154,9 +155,25 @@ def _made(octets: bytes, mail: Mail | None = None) -> str:
             return body_text(read_message(octets))
     elif not mail.by_structure:
         return body_text(mail)
-    from pdi.fragments.email import large_body_text
-
     return large_body_text(octets, mail)
+
+
+def large_body_text(data: Octets, mail: Mail | None = None) -> str:
+    """The body text of the large message ``data`` (``mail``: as :func:`pdi.mail.large.read_large` read it, if it
+    has), read from its body's part alone: what ``char=`` and ``line=`` count on and the full-text index holds. A
+    body of more than :data:`pdi.mail.large.MAX_BODY_OCTETS` as written is a :class:`LimitError` naming its part."""
+    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, read_large
+
+    mail = read_large(data) if mail is None else mail
+    unread = body_unread(mail)
+    if unread is not None:
+        assert unread.span is not None
+        raise LimitError(
+            f"the message's body (part {unread.index}, {unread.media_type}) is {unread.span[2] - unread.span[1]:,}"
+            f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in a message of"
+            f" {len(data):,} octets: its parts are fetched by part=, its octets by byte="
+        )
+    return body_text(mail)
 
 
 _BODY_TEXTS: Final = BodyTexts(_made)
@@ -173,7 +190,7 @@ def message_body_text(data: Buffer, mail: Mail | None = None) -> str:
 
 def large_message_body_text(sha256: str, make: Callable[[], str]) -> str:
     """The body text of the message whose octets' SHA-256 is ``sha256``, made by ``make`` (a large message's,
-    :func:`pdi.fragments.email.large_body_text` of its octets read by verified chunks) once a process, as
+    :func:`large_body_text` of its octets read by verified chunks) once a process, as
     :func:`message_body_text` makes one in hand."""
     return _BODY_TEXTS.keyed(sha256, make)
 
