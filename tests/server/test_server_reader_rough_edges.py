@@ -112,6 +112,29 @@ def test_a_days_address_of_no_such_day_says_so_in_words_and_marks_where(
     ], lines
 
 
+@pytest.mark.parametrize(("fragment", "words"), [
+    ("nameddest=Caf\u00e9", "the named destination (nameddest=)"),
+    ("search=caf\u00e9", "the words of search="),
+])
+def test_a_names_character_refused_in_a_named_destination_says_where_in_that_schemes_words(
+    served: tuple[int, str, dict[str, str]], fragment: str, words: str
+) -> None:
+    """An unescaped ``é`` in ``nameddest=`` (PDI-GRAMMAR.md §1: a name is ASCII, its element names %-escaped UTF-8)
+    is said to be in the named destination, not in "an element's name", and marked where it stands."""
+    port, _, names = served
+    bad = f"{names['text']}#{fragment}"
+    at = bad.index("\u00e9")  # where the é stands, counted from 0
+    with devtools() as pipe:
+        lines = json.loads(_shown(pipe, _view(port, bad), 1100, f"rough-bad-{fragment.partition('=')[0]}-1100.png",
+                                  check=PROBLEM_LINES))
+    assert "%C3%A9" in lines[0], lines  # é's UTF-8 octets, C3 A9, as it must be written
+    assert lines[1:] == [
+        f"Where: in {words}, at character {at + 1} of the name:",
+        "\u00e9",
+        f"In the grammar's words: rule element-name, offset {at} (counted from 0).",
+    ], lines
+
+
 _DIGITS = st.text("0123456789", min_size=1, max_size=5)
 
 

@@ -447,6 +447,26 @@ RULE_WORDS = {
     "query": "the words searched for", "q": "the words searched for",
 }
 
+#: An ``element-name``'s words by the scheme of the fragment it is in (PDI-GRAMMAR.md §1: ``nameddest=``,
+#: ``search=`` and ``name=`` hold names, as ``elt=`` does): a refused ``nameddest=Café`` is "in the named destination",
+#: not "in an element's name" (found by a probe, 2026-12-01).
+ELEMENT_NAME_WORDS = {"nameddest": "the named destination (nameddest=)", "search": "the words of search=",
+                      "name": "the element name (name=)"}
+
+
+def _part_words(error: ParseError) -> str | None:
+    """The part of what was given a syntax error is in, in a reader's words (:data:`RULE_WORDS`, an element name's
+    by its fragment's scheme: :data:`ELEMENT_NAME_WORDS`); ``None`` when the rule has none."""
+    rule = error.rule or ""
+    text, at = error.text, error.offset
+    if rule == "element-name" and text is not None and at is not None:
+        mark = text.rfind("#", 0, at)
+        scheme, equals, _ = text[mark + 1 : at].partition("=")
+        if mark >= 0 and equals and scheme.lower() in ELEMENT_NAME_WORDS:
+            return ELEMENT_NAME_WORDS[scheme.lower()]
+    return RULE_WORDS.get(rule)
+
+
 #: The most characters either side of where a syntax error is that its page shows of what was given.
 WHERE_AROUND = 60
 
@@ -459,7 +479,7 @@ def _where(error: ParseError, name: str = "", given: str = "") -> str:
     """Where a syntax error is, in words: in which part of what was given (:data:`RULE_WORDS`) and at which of its
     characters (counted from 1), and what was given (the name, ``name``; an address) with that part marked (at most
     :data:`WHERE_AROUND` characters either side of it, the rest said as ``…``); nothing when the error says neither."""
-    part = RULE_WORDS.get(error.rule or "")
+    part = _part_words(error)
     text, at = error.text, error.offset
     if text is None or at is None or not 0 <= at <= len(text):
         return f'<p class="where">Where: in {esc(part)}.</p>' if part else ""
