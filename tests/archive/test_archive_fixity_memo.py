@@ -46,14 +46,14 @@ OLD: Identity = (1, 2, 3, 4, 5)
 def test_a_remembered_chunk_is_trusted_only_for_the_same_identity_and_until_the_expiry() -> None:
     clock = Clock()
     memo = FixityMemo(600, clock=clock)
-    memo.note("a", OLD, 1, 4)
+    memo.note("a", OLD, 1, 4, time.time_ns())
     assert memo.holds("a", OLD, 1, 1)
     assert not memo.holds("a", OLD, 0, 1)  # chunk 0 was never verified
     assert not memo.holds("b", OLD, 1, 1)
     changed: Identity = (1, 2, 3, 4, 6)  # only the ctime moved on
     assert not memo.holds("a", changed, 1, 1)
     assert not memo.holds("a", OLD, 1, 1), "a changed file's entry is gone, not merely skipped"
-    memo.note("a", OLD, 2, 4)
+    memo.note("a", OLD, 2, 4, time.time_ns())
     clock.now += 599.9
     assert memo.holds("a", OLD, 2, 2)
     clock.now += 0.1
@@ -62,12 +62,45 @@ def test_a_remembered_chunk_is_trusted_only_for_the_same_identity_and_until_the_
 
 def test_zero_seconds_remembers_nothing_and_a_racy_file_is_not_remembered() -> None:
     off = FixityMemo(0)
-    off.note("a", OLD, 0, 1)
+    off.note("a", OLD, 0, 1, time.time_ns())
     assert not off.holds("a", OLD, 0, 0)
     memo = FixityMemo(600, racy_seconds=2)
     fresh: Identity = (1, 2, 3, time.time_ns(), time.time_ns())  # changed just now
-    memo.note("a", fresh, 0, 1)
+    memo.note("a", fresh, 0, 1, time.time_ns())
     assert not memo.holds("a", fresh, 0, 0)
+
+
+def test_the_racy_window_is_measured_from_before_the_fstat_not_from_the_note() -> None:
+    ctime = 5_000_000_000_000_000_000
+    changed: Identity = (1, 2, 3, ctime, ctime)
+    memo = FixityMemo(600, racy_seconds=2)
+    memo.note("a", changed, 0, 1, ctime + 2_000_000_000 - 1)  # fstat'ed 1 ns less than 2 s after the change
+    assert not memo.holds("a", changed, 0, 0)
+    memo.note("a", changed, 0, 1, ctime + 2_000_000_000)
+    assert memo.holds("a", changed, 0, 0)
+
+
+def test_a_file_changed_within_the_racy_window_of_its_fstat_is_not_remembered_however_slow_the_read(
+    deposited: tuple[Archive, str, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The file's ctime is 0.1 s old when the read begins and more than the window (1 s) old when the read and
+    the hash end: what the read saw may be the racy change's, so nothing of it is remembered."""
+    archive, name, path = deposited
+    archive.fixity_memo = FixityMemo(600, racy_seconds=1)
+    real = FileReader._pread
+
+    def slow(self: FileReader, offset: int, length: int) -> bytes:
+        time.sleep(1.2)
+        return real(self, offset, length)
+
+    monkeypatch.setattr(FileReader, "_pread", slow)
+    wait_changed_ago(path, 0.1)
+    began = time.time_ns()
+    with archive.open_octets(name) as opened:
+        assert opened.reader.read(0, 10) == OCTETS[:10]
+    assert began - os.stat(path).st_ctime_ns < 1e9, "the read began within the window (a stalled machine)"
+    assert time.time_ns() - os.stat(path).st_ctime_ns > 1e9
+    assert not _trusted(archive, name, 0, 10)
 
 
 @settings(max_examples=200, deadline=None)
@@ -77,7 +110,7 @@ def test_the_memo_stays_within_its_bound_of_chunks(sizes: list[int], order: list
     memo = FixityMemo(600, max_chunks=bound)
     seen: list[int] = []
     for blob in order:
-        memo.note(str(blob), OLD, sizes[blob] - 1, sizes[blob])
+        memo.note(str(blob), OLD, sizes[blob] - 1, sizes[blob], time.time_ns())
         seen.append(blob)
         held = [b for b in set(seen) if memo.holds(str(b), OLD, sizes[b] - 1, sizes[b] - 1)]
         assert sum(sizes[b] for b in held) <= bound
@@ -173,7 +206,7 @@ def test_verify_hashes_every_chunk_whatever_the_memo_holds(deposited: tuple[Arch
         assert isinstance(reader, FileReader)
         count = reader.info.chunk_count()
         for index in range(count):
-            memo.note(reader.info.sha256, reader.identity(), index, count)
+            memo.note(reader.info.sha256, reader.identity(), index, count, time.time_ns())
         assert reader.read(0, 10)[where] == OCTETS[where] ^ 0x80  # trusted: what the memo is for
         with pytest.raises(IntegrityError, match="chunk 0"):
             reader.verify()

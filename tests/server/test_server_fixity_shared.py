@@ -65,7 +65,7 @@ def read_whole(location: Path, name: str, shared: SharedFixity) -> Callable[[], 
 def test_what_one_process_verified_whole_is_trusted_by_another_for_that_identity_until_its_expiry() -> None:
     clock = [1000.0]
     shared = SharedFixity()
-    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(A, OLD, 0, 1)) == 0
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(A, OLD, 0, 1, time.time_ns())) == 0
     here = FixityMemo(600, clock=lambda: clock[0], shared=shared)
     assert here.holds(A, OLD, 0, 0) and len(here) == 0  # nothing of its own: the other's
     assert not here.holds(A, (1, 2, 3, 4, 6), 0, 0)  # the ctime moved on
@@ -74,10 +74,10 @@ def test_what_one_process_verified_whole_is_trusted_by_another_for_that_identity
     clock[0] += 600
     assert not here.holds(A, OLD, 0, 0)  # the expiry set where it was verified, 600 s after
     # a file verified in part is not shared: only "this file, whole"
-    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 2)) == 0
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 2, time.time_ns())) == 0
     assert not here.holds(B, OLD, 0, 0)
     # damage one process found is forgotten by all
-    FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 1)
+    FixityMemo(600, clock=lambda: clock[0], shared=shared).note(B, OLD, 0, 1, time.time_ns())
     assert in_child(lambda: None if FixityMemo(600, clock=lambda: clock[0], shared=shared).holds(B, OLD, 0, 0)
                     else os._exit(3)) == 0
     assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).forget(B)) == 0
@@ -90,7 +90,7 @@ def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_
     digests = [f"{n:064x}" for n in range(SharedFixity.WAYS + 1)]
     for n, digest in enumerate(digests):
         clock[0] = float(n)
-        FixityMemo(600, clock=lambda: clock[0], shared=shared).note(digest, OLD, 0, 1)
+        FixityMemo(600, clock=lambda: clock[0], shared=shared).note(digest, OLD, 0, 1, time.time_ns())
     memo = FixityMemo(600, clock=lambda: clock[0], shared=shared)
     held = [d for d in digests if memo.holds(d, OLD, 0, 0)]
     assert held == digests[1:]  # the first out, the one that expired first

@@ -34,6 +34,7 @@ import hashlib
 import mmap
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, BinaryIO, overload
 
@@ -513,6 +514,7 @@ class FileReader(ChunkedReader):
         memo = self.memo
         if memo is None:
             return super()._chunk(index)
+        started = time.time_ns()  # before the fstat: the racy window is measured from it, not from the note
         before = self.identity()
         if self._trust and memo.holds(self.info.sha256, before, index, index):
             size = self.info.chunk_size
@@ -523,7 +525,7 @@ class FileReader(ChunkedReader):
         except IntegrityError:
             memo.forget(self.info.sha256)
             raise
-        memo.note(self.info.sha256, before, index, self.info.chunk_count())
+        memo.note(self.info.sha256, before, index, self.info.chunk_count(), started)
         return piece
 
     def verify(self, *, remembered: bool = False) -> None:

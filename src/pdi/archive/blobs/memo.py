@@ -23,9 +23,11 @@ expiry, and always by ``pdi verify``, which never uses the memo.
 
 File times tick in steps (a kernel's clock tick, or a second on some file
 systems), so a write within the same step as the last one can leave
-``ctime`` unchanged. An identity whose ``ctime`` is less than
-:data:`RACY_SECONDS` old is therefore never remembered: the same precaution
-as git's "racily clean" index entries.
+``ctime`` unchanged. An identity whose ``ctime`` was less than
+:data:`RACY_SECONDS` old when its ``fstat`` was taken (measured from a time
+taken before the ``fstat``, not after the read and the hash, which can take
+long) is therefore never remembered: the same precaution as git's "racily
+clean" index entries.
 
 The memo is bounded (``max_chunks`` chunks over all blobs, least recently
 used blob out first) and thread-safe (reads run on worker threads).
@@ -216,9 +218,11 @@ class FixityMemo:
         shared = self.shared
         return shared is not None and self.enabled and shared.holds(sha256, now, self._clock())
 
-    def note(self, sha256: str, before: Identity, index: int, count: int) -> None:
-        """Chunk ``index`` (of ``count``) was verified, read from the file as it was ``before`` the read."""
-        if not self.enabled or count > self.max_chunks or before[4] > time.time_ns() - self.racy_ns:
+    def note(self, sha256: str, before: Identity, index: int, count: int, started: int) -> None:
+        """Chunk ``index`` (of ``count``) was verified, read from the file as it was ``before`` the read, whose
+        ``fstat`` was taken after ``started`` (:func:`time.time_ns`): a ``ctime`` less than the racy window before
+        ``started`` is too recent to vouch for the octets read (however long the read and the hash took)."""
+        if not self.enabled or count > self.max_chunks or before[4] > started - self.racy_ns:
             return
         with self._lock:
             entry = self._current(sha256, before)
