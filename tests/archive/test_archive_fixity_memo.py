@@ -10,6 +10,7 @@ when the modification time is put back, and the next read refuses it.
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE, FileReader
-from pdi.archive.blobs.memo import FixityMemo, Identity
+from pdi.archive.blobs.memo import FixityMemo, Identity, writeback_seconds
 from pdi.errors import IntegrityError
 from support.hashed import wait_changed_ago
 from support.stored_blobs import flip_octet
@@ -101,6 +102,75 @@ def test_a_file_changed_within_the_racy_window_of_its_fstat_is_not_remembered_ho
     assert began - os.stat(path).st_ctime_ns < 1e9, "the read began within the window (a stalled machine)"
     assert time.time_ns() - os.stat(path).st_ctime_ns > 1e9
     assert not _trusted(archive, name, 0, 10)
+
+
+def test_the_writeback_delay_is_read_from_proc_sys_vm_in_centiseconds(tmp_path: Path) -> None:
+    vm = tmp_path / "vm"
+    assert writeback_seconds(str(vm)) == 60  # unreadable: the safe constant
+    vm.mkdir()
+    (vm / "dirty_expire_centisecs").write_text("3000\n")
+    assert writeback_seconds(str(vm)) == 60  # one of the two missing
+    (vm / "dirty_writeback_centisecs").write_text("500\n")
+    assert writeback_seconds(str(vm)) == 30 + 5 + 10  # the kernel's defaults and the margin
+    (vm / "dirty_expire_centisecs").write_text("12345\n")
+    assert writeback_seconds(str(vm)) == 123.45 + 5 + 10
+    (vm / "dirty_writeback_centisecs").write_text("0\n")  # periodic writeback off: a page may stay dirty for good
+    assert writeback_seconds(str(vm)) == float("inf")
+    (vm / "dirty_writeback_centisecs").write_text("often\n")
+    assert writeback_seconds(str(vm)) == 60
+    memo = FixityMemo(600, racy_seconds=float("inf"))  # nothing is ever old enough
+    memo.note("a", OLD, 0, 1, time.time_ns())
+    assert not memo.holds("a", OLD, 0, 0)
+
+
+def _system_window() -> float:
+    """This system's racy window worked out here from /proc/sys/vm (the kernel's documented centiseconds)."""
+    try:
+        expire, every = (int(Path("/proc/sys/vm", name).read_text())
+                         for name in ("dirty_expire_centisecs", "dirty_writeback_centisecs"))
+    except OSError:
+        return 60.0
+    return float("inf") if every == 0 else max(2.0, (expire + every) / 100 + 10)
+
+
+def test_a_file_changed_within_the_writeback_delay_is_never_remembered_by_default() -> None:
+    window = _system_window()
+    assert window >= 12  # never the 2 s of the times' step alone
+    started = time.time_ns()
+    within: Identity = (1, 2, 3, 4, started - int((window - 1) * 1e9))  # changed a second short of the window
+    memo = FixityMemo(600)
+    memo.note("a", within, 0, 1, started)
+    assert not memo.holds("a", within, 0, 0)
+    if window < float("inf"):
+        past: Identity = (1, 2, 3, 4, started - int((window + 1) * 1e9))
+        memo.note("a", past, 0, 1, started)
+        assert memo.holds("a", past, 0, 0)
+
+
+def test_a_write_through_a_dirty_mmap_page_moves_no_ctime_and_is_still_refused(
+    deposited: tuple[Archive, str, Path],
+) -> None:
+    """The kernel moves ctime at the first write to a clean page of a shared mapping, not at the next ones while
+    the page stays dirty (until writeback, 35 s by default): a file verified 2 s after such a write would be
+    trusted, by a 2 s window, while the page is changed again. The default window outlasts the writeback."""
+    archive, name, path = deposited
+    archive.fixity_memo = FixityMemo(600)
+    where = CHUNK_SIZE + 7
+    os.chmod(path, 0o600)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with mmap.mmap(fd, 0) as mapped:
+            mapped[where] = mapped[where]  # a write fault: the page dirty, the ctime moved, the octets the same
+            wait_changed_ago(path, 2.1)
+            assert _read_all(archive, name) == OCTETS
+            assert not _trusted(archive, name)
+            changed = os.stat(path).st_ctime_ns
+            mapped[where] ^= 0x80
+            if os.stat(path).st_ctime_ns == changed:  # the page was still dirty (no sync cleaned it meanwhile)
+                with pytest.raises(IntegrityError, match="chunk 1"):
+                    _read_all(archive, name)
+    finally:
+        os.close(fd)
 
 
 @settings(max_examples=200, deadline=None)

@@ -84,6 +84,19 @@ def test_what_one_process_verified_whole_is_trusted_by_another_for_that_identity
     assert not here.holds(B, OLD, 0, 0)
 
 
+def test_a_file_changed_within_the_writeback_delay_is_never_shared() -> None:
+    """3 s past its change, more than the times' step (2 s) but less than the kernel's writeback delay (a page
+    written through a shared mmap may still be dirty, its next writes moving no ctime): no worker vouches for it,
+    not even to a memo that would itself trust it."""
+    shared = SharedFixity()
+    started = time.time_ns()
+    recent: Identity = (1, 2, 3, 4, started - 3_000_000_000)
+    assert in_child(lambda: FixityMemo(600, shared=shared).note(A, recent, 0, 1, started)) == 0
+    assert not FixityMemo(600, racy_seconds=0.1, shared=shared).holds(A, recent, 0, 0)
+    assert in_child(lambda: FixityMemo(600, racy_seconds=0.1, shared=shared).note(A, recent, 0, 1, started)) == 0
+    assert FixityMemo(600, shared=shared).holds(A, recent, 0, 0)  # what the table holds when one is noted
+
+
 def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_blob() -> None:
     clock = [0.0]
     shared = SharedFixity(SharedFixity.WAYS)  # one set
@@ -109,7 +122,7 @@ def verified_elsewhere(tmp_path: Path) -> Iterator[tuple[str, str, Path, SharedF
     assert in_child(read_whole(location, name, shared)) == 0
     app = create_app(str(location), fixity_shared=shared)
     archive: Archive = app.state.archive
-    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)  # no need to wait 2 s
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)  # not the system's 45 s: no one maps it writable
     try:
         with on_own_protocol(app) as base:
             yield base, name, path, shared, archive

@@ -49,7 +49,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, bytes], dict[str, Pa
                  for name, data in octets.items() if len(data) > INLINE_LIMIT}
     app = create_app(str(root))
     opened: Archive = app.state.archive
-    opened.fixity_memo = FixityMemo(600, racy_seconds=0.1)  # no need to wait 2 s for the files to be old
+    opened.fixity_memo = FixityMemo(600, racy_seconds=0.1)  # not the system's window (45 s): no one maps them writable
     time.sleep(0.2)
     try:
         with on_own_protocol(app) as base:

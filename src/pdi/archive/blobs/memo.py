@@ -14,17 +14,27 @@ inode, size, modification and status-change times in nanoseconds, taken by
 later read trusts a remembered chunk only if ``fstat`` on its own descriptor
 gives the same identity, at each read, and only until the memo's expiry
 (``seconds`` after the first chunk was verified; 0 remembers nothing).
-Any write to the file, a ``chmod``, a ``utime`` that puts the modification
+A ``write`` to the file, a ``chmod``, a ``utime`` that puts the modification
 time back, a rename over it: each sets the status-change time (``ctime``),
 which no user can set, so a damaged or replaced file is hashed again at its
-next read and refused. Damage the kernel does not see (a disk's silent
+next read and refused. A write through a writable shared ``mmap`` of the
+file is the exception: the kernel sets ``ctime`` only at the first write to
+a page since the page was last written to the disk, and further writes to
+the page while it is dirty leave ``ctime`` as it was, until writeback
+(``/proc/sys/vm/dirty_expire_centisecs`` plus
+``dirty_writeback_centisecs``: 35 s by default) cleans the page and the next
+write sets it again. The racy window below is therefore never shorter than
+that delay (:func:`racy_window`). A file system that never writes its pages
+back (``tmpfs``) keeps such a page dirty for good: an archive's blobs belong
+on a disk's file system. Damage the kernel does not see (a disk's silent
 corruption under the page cache) is caught at the first read after the
 expiry, and always by ``pdi verify``, which never uses the memo.
 
 File times tick in steps (a kernel's clock tick, or a second on some file
 systems), so a write within the same step as the last one can leave
-``ctime`` unchanged. An identity whose ``ctime`` was less than
-:data:`RACY_SECONDS` old when its ``fstat`` was taken (measured from a time
+``ctime`` unchanged. An identity whose ``ctime`` was less than the racy
+window old when its ``fstat`` was taken (:data:`RACY_SECONDS` at least, for
+the times' steps, and the writeback delay above) (measured from a time
 taken before the ``fstat``, not after the read and the hash, which can take
 long) is therefore never remembered: the same precaution as git's "racily
 clean" index entries.
@@ -54,7 +64,9 @@ held for the others).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import mmap
 import os
 import struct
@@ -63,6 +75,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -72,8 +85,13 @@ else:
 
 #: How long a verified chunk is trusted without hashing it again, by default (seconds).
 DEFAULT_SECONDS = 600.0
-#: A file changed more recently than this (seconds) is not remembered (see the module's docstring).
+#: A file changed more recently than this (seconds) is not remembered, whatever the writeback delay: the file
+#: times' step (see the module's docstring).
 RACY_SECONDS = 2.0
+#: Seconds added to the kernel's writeback delay for the racy window: a flusher late under load.
+WRITEBACK_MARGIN = 10.0
+#: The racy window when ``/proc/sys/vm`` cannot be read (no Linux, no ``/proc``), in seconds.
+UNKNOWN_WRITEBACK = 60.0
 #: Chunks remembered at most, over all blobs (16 Mi chunks of 1 MiB: 16 TiB, 2 MiB of bits).
 DEFAULT_MAX_CHUNKS = 1 << 24
 
@@ -82,6 +100,30 @@ DEFAULT_SHARED_BLOBS = 1 << 16
 
 #: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` of an open blob file.
 Identity = tuple[int, int, int, int, int]
+
+
+def writeback_seconds(vm: str = "/proc/sys/vm") -> float:
+    """The longest a page written through a shared ``mmap`` can stay dirty, leaving ``ctime`` unmoved by later
+    writes to it (seconds): ``(dirty_expire_centisecs + dirty_writeback_centisecs) / 100 +``
+    :data:`WRITEBACK_MARGIN`, read from ``vm``; :data:`UNKNOWN_WRITEBACK` when they cannot be read; infinite
+    when periodic writeback is off (``dirty_writeback_centisecs`` 0: a dirty page may never be written back)."""
+    try:
+        expire, every = (int(Path(vm, name).read_text(encoding="ascii"))
+                         for name in ("dirty_expire_centisecs", "dirty_writeback_centisecs"))
+    except (OSError, ValueError):
+        return UNKNOWN_WRITEBACK
+    if expire < 0 or every < 0:
+        return UNKNOWN_WRITEBACK
+    if every == 0:
+        return math.inf
+    return (expire + every) / 100 + WRITEBACK_MARGIN
+
+
+@functools.cache
+def racy_window() -> float:
+    """The racy window of a :class:`FixityMemo` not given one (seconds): :data:`RACY_SECONDS` or this system's
+    :func:`writeback_seconds`, whichever is longer, read once a process."""
+    return max(RACY_SECONDS, writeback_seconds())
 
 
 def identity(fd: int) -> Identity:
@@ -176,22 +218,28 @@ class SharedFixity:
 
 
 class FixityMemo:
-    """The chunks verified of each blob file, trusted while the file's identity holds and the expiry has not passed."""
+    """The chunks verified of each blob file, trusted while the file's identity holds and the expiry has not passed.
+
+    ``racy_seconds`` is the racy window (see the module's docstring): by default :func:`racy_window`, this
+    system's; a shorter one only for files no process maps writable (tests that cannot wait for writeback)."""
 
     def __init__(
         self,
         seconds: float = DEFAULT_SECONDS,
         *,
         max_chunks: int = DEFAULT_MAX_CHUNKS,
-        racy_seconds: float = RACY_SECONDS,
+        racy_seconds: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         shared: SharedFixity | None = None,
     ) -> None:
-        if seconds < 0 or max_chunks < 0 or racy_seconds < 0:
+        if racy_seconds is None:
+            racy_seconds = racy_window()
+        if seconds < 0 or max_chunks < 0 or not racy_seconds >= 0:
             raise ValueError("a fixity memo's bounds are 0 or more")
         self.seconds = seconds
         self.max_chunks = max_chunks
-        self.racy_ns = int(racy_seconds * 1e9)
+        #: A file whose ctime is less than this before its ``fstat`` (ns) is not remembered (infinite: none is).
+        self.racy_ns = int(racy_seconds * 1e9) if math.isfinite(racy_seconds) else 1 << 64
         self._clock = clock
         #: What every process that shares it has verified whole (``pdi serve``'s workers), or ``None``.
         self.shared = shared
