@@ -97,6 +97,57 @@ def test_a_file_changed_within_the_writeback_delay_is_never_shared() -> None:
     assert FixityMemo(600, shared=shared).holds(A, recent, 0, 0)  # what the table holds when one is noted
 
 
+def test_a_blob_one_memo_forgot_is_trusted_by_none_until_the_tombstone_expires() -> None:
+    """Three workers' memos on one table: the first verified the blob whole (its own entry and the table's slot),
+    the third trusts the table; the second finds damage and forgets it. Neither the first's own entry nor its next
+    note, nor the third's, brings the blob back before the memo's time has passed."""
+    clock = [1000.0]
+    shared = SharedFixity()
+    first, second, third = (FixityMemo(600, clock=lambda: clock[0], shared=shared) for _ in range(3))
+    first.note(A, OLD, 0, 1, time.time_ns())
+    assert first.holds(A, OLD, 0, 0) and len(first) == 1
+    assert third.holds(A, OLD, 0, 0) and len(third) == 0
+    second.forget(A)
+    assert not first.holds(A, OLD, 0, 0) and len(first) == 0  # its own entry dropped
+    assert not third.holds(A, OLD, 0, 0)
+    first.note(A, OLD, 0, 1, time.time_ns())  # its read of the file went on, and ended after the damage was found
+    third.note(A, OLD, 0, 1, time.time_ns())
+    assert not first.holds(A, OLD, 0, 0) and not third.holds(A, OLD, 0, 0) and not second.holds(A, OLD, 0, 0)
+    first.note(B, OLD, 0, 1, time.time_ns())
+    assert second.holds(B, OLD, 0, 0)
+    clock[0] += 600  # the tombstone's time, the memo's seconds, is over: the blob may be verified again
+    first.note(A, OLD, 0, 1, time.time_ns())
+    assert second.holds(A, OLD, 0, 0) and third.holds(A, OLD, 0, 0)
+
+
+def test_a_blob_forgotten_in_another_process_is_trusted_by_no_memo_here_even_its_own_entry() -> None:
+    clock = [1000.0]
+    shared = SharedFixity()
+    here = FixityMemo(600, clock=lambda: clock[0], shared=shared)
+    here.note(A, OLD, 0, 1, time.time_ns())
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).forget(A)) == 0
+    assert not here.holds(A, OLD, 0, 0) and len(here) == 0
+    # a worker whose read ends after the damage was found notes the blob whole: the tombstone stays
+    assert in_child(lambda: FixityMemo(600, clock=lambda: clock[0], shared=shared).note(A, OLD, 0, 1,
+                                                                                        time.time_ns())) == 0
+    assert not here.holds(A, OLD, 0, 0)
+    assert in_child(lambda: None if not FixityMemo(600, clock=lambda: clock[0], shared=shared).holds(A, OLD, 0, 0)
+                    else os._exit(3)) == 0
+
+
+def test_a_set_full_of_live_tombstones_keeps_them_all() -> None:
+    clock = [0.0]
+    shared = SharedFixity(SharedFixity.WAYS)  # one set
+    memo = FixityMemo(600, clock=lambda: clock[0], shared=shared)
+    forgotten = [f"{n:064x}" for n in range(SharedFixity.WAYS)]
+    for digest in forgotten:
+        memo.forget(digest)
+    for digest in [*forgotten, "f" * 64]:
+        memo.note(digest, OLD, 0, 1, time.time_ns())
+    other = FixityMemo(600, clock=lambda: clock[0], shared=shared)
+    assert not any(other.holds(digest, OLD, 0, 0) for digest in [*forgotten, "f" * 64])
+
+
 def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_blob() -> None:
     clock = [0.0]
     shared = SharedFixity(SharedFixity.WAYS)  # one set

@@ -49,7 +49,12 @@ a blob file is verified for one identity, the memo writes there "this blob
 file, with this identity, was verified until this expiry" (nothing else: no
 chunk of a file verified in part), and any worker's memo trusts it for a file
 that ``fstat`` gives the same identity, until the same expiry, as it trusts
-its own. Why memory shared from before the fork, and not a file in the
+its own. A worker that finds a chunk damaged writes a tombstone for the blob
+there (:meth:`SharedFixity.forget`), live for its memo's ``seconds``: while it
+is, every worker's memo refuses to trust the blob, its own entry included
+(dropped when seen), and no worker's note of the blob verified whole is
+written over it (a read that began before the damage was found and ends
+after it). Why memory shared from before the fork, and not a file in the
 archive or the catalog: only the server's own processes can write it (a file
 beside the blobs could be written by whoever may write there, to vouch for a
 file they changed, and a user that may only read the archive could not make
@@ -146,75 +151,126 @@ class _Entry:
 
 class SharedFixity:
     """Blob files verified whole, each with its identity then and its expiry, in memory shared by the processes
-    forked after it was made (``pdi serve``'s workers): see the module's docstring.
+    forked after it was made (``pdi serve``'s workers), and blobs found damaged: see the module's docstring.
 
     A table of ``blobs`` slots in sets of :attr:`WAYS`, a blob's set chosen by a keyed hash of its SHA-256 (the
     key made here: which blobs share a set cannot be chosen by a depositor); in a full set the slot that expires
-    first is taken. Each slot is the blob's SHA-256, its identity, its expiry (:func:`time.monotonic`, which is
-    the system's one clock for every process) and a BLAKE2b check of the three, written in one copy; a slot whose
-    check fails (written by two processes at once, read while written, or empty) holds nothing."""
+    first is taken. Each slot is the blob's SHA-256, its kind, the file's identity, its expiry
+    (:func:`time.monotonic`, which is the system's one clock for every process) and a BLAKE2b check of them,
+    written in one copy; a slot whose check fails (written by two processes at once, read while written, or
+    empty) holds nothing. A slot of the kind "forgotten" (a tombstone: :meth:`forget`) says that no process may
+    trust the blob until its expiry, whatever its own memo or another slot holds; :meth:`note` never writes over
+    a live one."""
 
     WAYS = 8
-    _FIELDS = struct.Struct("<32s5qd")
+    _FIELDS = struct.Struct("<32sB5qd")
     _CHECK = 16
     _SLOT = _FIELDS.size + _CHECK
+    _VERIFIED, _FORGOTTEN = 1, 2
 
     def __init__(self, blobs: int = DEFAULT_SHARED_BLOBS) -> None:
         if blobs < 1:
             raise ValueError("a shared fixity memo holds 1 blob or more")
         self._sets = -(-blobs // self.WAYS)
         self._key = os.urandom(32)
+        self._placing = hashlib.blake2b(key=self._key, digest_size=8)  # copied for each blob: the key set up once
         # anonymous and MAP_SHARED (mmap's default): the same pages in every process forked from this one
         self._map = mmap.mmap(-1, self._sets * self.WAYS * self._SLOT)
 
-    def _place(self, digest: bytes) -> int:
-        """Where the set of the blob whose SHA-256 is ``digest`` starts."""
-        index = int.from_bytes(hashlib.blake2b(digest, key=self._key, digest_size=8).digest(), "little")
-        return (index % self._sets) * self.WAYS * self._SLOT
+    def _place(self, digest: bytes) -> range:
+        """Where the slots of the set of the blob whose SHA-256 is ``digest`` start."""
+        placing = self._placing.copy()
+        placing.update(digest)
+        index = int.from_bytes(placing.digest(), "little")
+        start = (index % self._sets) * self.WAYS * self._SLOT
+        return range(start, start + self.WAYS * self._SLOT, self._SLOT)
 
-    def _slot(self, at: int) -> tuple[bytes, Identity, float] | None:
-        """The slot at ``at``, if its check holds."""
+    def _slot(self, at: int) -> tuple[bytes, int, Identity, float] | None:
+        """The slot at ``at`` (SHA-256, kind, identity, expiry), if its check holds."""
         raw = self._map[at : at + self._SLOT]
         fields = raw[: self._FIELDS.size]
         if hashlib.blake2b(fields, key=self._key, digest_size=self._CHECK).digest() != raw[self._FIELDS.size :]:
             return None
-        digest, dev, ino, size, mtime, ctime, expires = self._FIELDS.unpack(fields)
-        return digest, (dev, ino, size, mtime, ctime), expires
+        digest, kind, dev, ino, size, mtime, ctime, expires = self._FIELDS.unpack(fields)
+        return digest, kind, (dev, ino, size, mtime, ctime), expires
 
-    def holds(self, sha256: str, now: Identity, clock: float) -> bool:
-        """Whether the blob was verified whole for the file as it is ``now``, and ``clock`` is before the expiry."""
-        digest = bytes.fromhex(sha256)
-        start = self._place(digest)
-        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
-            if self._map[at : at + 32] == digest:
-                slot = self._slot(at)
-                if slot is not None and slot[0] == digest and slot[1] == now and clock < slot[2]:
-                    return True
-        return False
-
-    def note(self, sha256: str, verified: Identity, expires: float, clock: float) -> None:
-        """Every chunk of the blob was verified, read from the file as it was ``verified``: trusted until ``expires``."""
-        digest = bytes.fromhex(sha256)
-        start = self._place(digest)
-        chosen, soonest = start, float("inf")
-        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
-            slot = self._slot(at)
-            if slot is None or slot[0] == digest or slot[2] <= clock:
-                chosen = at  # empty, this blob's own, or past its expiry
-                break
-            if slot[2] < soonest:
-                chosen, soonest = at, slot[2]
-        fields = self._FIELDS.pack(digest, *verified, expires)
-        self._map[chosen : chosen + self._SLOT] = fields + hashlib.blake2b(
+    def _write(self, at: int, digest: bytes, kind: int, identity: Identity, expires: float) -> None:
+        fields = self._FIELDS.pack(digest, kind, *identity, expires)
+        self._map[at : at + self._SLOT] = fields + hashlib.blake2b(
             fields, key=self._key, digest_size=self._CHECK).digest()
 
-    def forget(self, sha256: str) -> None:
-        """Trust nothing of this blob any more, in any process (a read found it damaged)."""
+    def forgotten(self, sha256: str, clock: float) -> bool:
+        """Whether a process found the blob damaged and its tombstone is live at ``clock``: one keyed hash to
+        find the set, and a check only of a slot of this blob marked forgotten."""
         digest = bytes.fromhex(sha256)
-        start = self._place(digest)
-        for at in range(start, start + self.WAYS * self._SLOT, self._SLOT):
+        place = self._place(digest)
+        block = self._map[place.start : place.stop]
+        at = block.find(digest)
+        while at >= 0:
+            if at % self._SLOT == 0 and block[at + 32] == self._FORGOTTEN:
+                slot = self._slot(place.start + at)
+                if slot is not None and slot[0] == digest and slot[1] == self._FORGOTTEN and clock < slot[3]:
+                    return True
+            at = block.find(digest, at + 1)
+        return False
+
+    def holds(self, sha256: str, now: Identity, clock: float) -> bool:
+        """Whether the blob was verified whole for the file as it is ``now``, ``clock`` is before the expiry, and
+        no process has forgotten it since."""
+        digest = bytes.fromhex(sha256)
+        held = False
+        for at in self._place(digest):
             if self._map[at : at + 32] == digest:
-                self._map[at : at + self._SLOT] = bytes(self._SLOT)
+                slot = self._slot(at)
+                if slot is None or slot[0] != digest or clock >= slot[3]:
+                    continue
+                if slot[1] == self._FORGOTTEN:
+                    return False
+                held = held or (slot[1] == self._VERIFIED and slot[2] == now)
+        return held
+
+    def note(self, sha256: str, verified: Identity, expires: float, clock: float) -> None:
+        """Every chunk of the blob was verified, read from the file as it was ``verified``: trusted until
+        ``expires``, unless a process has forgotten the blob and its tombstone is live. The slot taken: the blob's
+        own, else an empty or expired one, else the one that expires first; never another blob's live tombstone
+        (nothing is written where every slot of the set is one)."""
+        digest = bytes.fromhex(sha256)
+        chosen: tuple[int, float, int] | None = None
+        for at in self._place(digest):
+            slot = self._slot(at)
+            if slot is not None and slot[0] == digest:
+                if slot[1] == self._FORGOTTEN and clock < slot[3]:
+                    return
+                rank = (0, 0.0, at)
+            elif slot is None or slot[3] <= clock:
+                rank = (1, 0.0, at)
+            elif slot[1] == self._VERIFIED:
+                rank = (2, slot[3], at)
+            else:
+                continue
+            chosen = rank if chosen is None else min(chosen, rank)
+        if chosen is not None:
+            self._write(chosen[2], digest, self._VERIFIED, verified, expires)
+
+    def forget(self, sha256: str, expires: float, clock: float) -> None:
+        """Trust nothing of this blob any more, in any process, until ``expires`` (a read found it damaged): a
+        tombstone in the blob's own slot, else an empty or expired one, else the one that expires first (another
+        blob's verified slot before another blob's tombstone)."""
+        digest = bytes.fromhex(sha256)
+        ranks: list[tuple[int, float, int]] = []
+        for at in self._place(digest):
+            slot = self._slot(at)
+            if slot is not None and slot[0] == digest:
+                ranks.append((0, 0.0, at))
+            elif slot is None or slot[3] <= clock:
+                ranks.append((1, 0.0, at))
+            else:
+                ranks.append((2 if slot[1] == self._VERIFIED else 3, slot[3], at))
+        ranks.sort()
+        for rank in ranks[1:]:
+            if rank[0] == 0:  # a second slot of this blob (two processes noted it at once): emptied
+                self._map[rank[2] : rank[2] + self._SLOT] = bytes(self._SLOT)
+        self._write(ranks[0][2], digest, self._FORGOTTEN, (0, 0, 0, 0, 0), expires)
 
 
 class FixityMemo:
@@ -256,14 +312,18 @@ class FixityMemo:
         return len(self._entries)
 
     def holds(self, sha256: str, now: Identity, first: int, last: int) -> bool:
-        """Whether chunks ``first`` to ``last`` (inclusive) of the blob are all verified for the file as it is ``now``."""
+        """Whether chunks ``first`` to ``last`` (inclusive) of the blob are all verified for the file as it is ``now``,
+        and no process sharing :attr:`shared` has forgotten the blob since (its own entry is then dropped)."""
+        shared = self.shared
         with self._lock:
             entry = self._current(sha256, now)
             if entry is not None:
+                if shared is not None and shared.forgotten(sha256, self._clock()):
+                    self._drop(sha256)
+                    return False
                 self._entries.move_to_end(sha256)
                 if entry.held == entry.count or all(entry.holds(i) for i in range(first, last + 1)):
                     return True
-        shared = self.shared
         return shared is not None and self.enabled and shared.holds(sha256, now, self._clock())
 
     def note(self, sha256: str, before: Identity, index: int, count: int, started: int) -> None:
@@ -288,11 +348,13 @@ class FixityMemo:
                     self.shared.note(sha256, entry.identity, entry.expires, self._clock())
 
     def forget(self, sha256: str) -> None:
-        """Trust nothing of this blob any more (a read found it damaged), in any process sharing :attr:`shared`."""
+        """Trust nothing of this blob any more (a read found it damaged), in any process sharing :attr:`shared`:
+        there for the memo's ``seconds``, whatever any process verifies of it meanwhile (a tombstone)."""
         with self._lock:
             self._drop(sha256)
         if self.shared is not None:
-            self.shared.forget(sha256)
+            clock = self._clock()
+            self.shared.forget(sha256, clock + self.seconds, clock)
 
     def _current(self, sha256: str, now: Identity) -> _Entry | None:
         entry = self._entries.get(sha256)
