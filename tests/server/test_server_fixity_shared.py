@@ -18,13 +18,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from server_helpers import on_own_protocol
 from test_server_fixity_memo import TEXT, deposit, flip, n2r
 
 import pdi.archive.blobs
 from pdi.archive import Archive
-from pdi.archive.blobs import CHUNK_SIZE
-from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity
+from pdi.archive.blobs import CHUNK_SIZE, FileReader
+from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity, racy_window
 from pdi.errors import IntegrityError
 from pdi.server import create_app
 from pdi.server.process import zerocopy
@@ -159,6 +161,84 @@ def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_
     held = [d for d in digests if memo.holds(d, OLD, 0, 0)]
     assert held == digests[1:]  # the first out, the one that expired first
     assert not memo.holds("f" * 64, OLD, 0, 0)
+
+
+def one_set_holding_a() -> tuple[SharedFixity, FixityMemo]:
+    """A table of one set (its map: its 8 slots) in which A was noted verified whole, and a memo reading it."""
+    shared = SharedFixity(SharedFixity.WAYS)
+    FixityMemo(600, clock=lambda: 0.0, shared=shared).note(A, OLD, 0, 1, time.time_ns())
+    memo = FixityMemo(600, clock=lambda: 0.0, shared=shared)
+    assert memo.holds(A, OLD, 0, 0)
+    return shared, memo
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_slot_with_any_bit_flipped_holds_nothing(data: st.DataObject) -> None:
+    shared, memo = one_set_holding_a()
+    at = bytes(shared._map).find(bytes.fromhex(A))
+    assert at >= 0 and at % SharedFixity._SLOT == 0
+    where = at + data.draw(st.integers(0, SharedFixity._SLOT - 1))
+    shared._map[where] ^= 1 << data.draw(st.integers(0, 7))
+    assert not memo.holds(A, OLD, 0, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=SharedFixity.WAYS * SharedFixity._SLOT, max_size=SharedFixity.WAYS * SharedFixity._SLOT),
+       st.lists(st.integers(0, SharedFixity.WAYS - 1), max_size=SharedFixity.WAYS))
+def test_random_bytes_in_the_map_hold_nothing(noise: bytes, with_digest: list[int]) -> None:
+    """Whatever the memory holds, even A's SHA-256 where a slot starts, no slot holds without its keyed check."""
+    shared = SharedFixity(SharedFixity.WAYS)
+    shared._map[:] = noise
+    for slot in with_digest:
+        shared._map[slot * SharedFixity._SLOT : slot * SharedFixity._SLOT + 32] = bytes.fromhex(A)
+    memo = FixityMemo(600, clock=lambda: 0.0, shared=shared)
+    assert not memo.holds(A, OLD, 0, 0)
+    assert not memo.holds(B, OLD, 0, 0)
+
+
+def test_a_slot_made_with_another_key_holds_nothing() -> None:
+    """Another table's slot, whole and checked by its own key (another pdi serve's), copied into every slot."""
+    other, _ = one_set_holding_a()
+    at = bytes(other._map).find(bytes.fromhex(A))
+    made = bytes(other._map[at : at + SharedFixity._SLOT])
+    shared = SharedFixity(SharedFixity.WAYS)
+    for slot in range(SharedFixity.WAYS):
+        shared._map[slot * SharedFixity._SLOT : (slot + 1) * SharedFixity._SLOT] = made
+    assert not FixityMemo(600, clock=lambda: 0.0, shared=shared).holds(A, OLD, 0, 0)
+
+
+def test_a_file_changed_just_now_is_not_trusted_by_another_process_that_read_it_whole(tmp_path: Path) -> None:
+    """A worker with pdi serve's memo (the system's racy window) reads a fresh blob file whole: the memo of this
+    process, which would trust an old one from the table, is not given this one."""
+    location = tmp_path / "archive"
+    name, path = deposit(location)
+
+    def fresh_read() -> None:
+        with Archive.open(location) as archive:
+            archive.fixity_memo = FixityMemo(600, shared=shared)
+            with archive.open_octets(name) as opened:
+                if b"".join(opened.reader.chunks(0, opened.size)) != TEXT:
+                    raise AssertionError("other octets than deposited")
+
+    shared = SharedFixity()
+    assert in_child(fresh_read) == 0
+    with Archive.open(location) as archive:
+        archive.fixity_memo = memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+        with archive.open_octets(name) as opened:
+            assert isinstance(opened.reader, FileReader)
+            now = opened.reader.identity()
+            assert time.time_ns() - now[4] < racy_window() * 1e9  # still fresh: the premise holds
+            assert opened.reader.trusted(0, opened.size) is None
+        assert not memo.holds(opened.reader.info.sha256, now, 0, 0)
+        # the same read, by a memo that (wrongly, here) takes the file as old, is what the table would vouch for
+        wait_changed_ago(path, 0.2)
+    assert in_child(read_whole(location, name, shared)) == 0
+    with Archive.open(location) as archive:
+        archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+        with archive.open_octets(name) as opened:
+            assert isinstance(opened.reader, FileReader)
+            assert opened.reader.trusted(0, opened.size) is not None
 
 
 @pytest.fixture
