@@ -33,11 +33,11 @@ expiry, and always by ``pdi verify``, which never uses the memo.
 File times tick in steps (a kernel's clock tick, or a second on some file
 systems), so a write within the same step as the last one can leave
 ``ctime`` unchanged. An identity whose ``ctime`` was less than the racy
-window old when its ``fstat`` was taken (:data:`RACY_SECONDS` at least, for
-the times' steps, and the writeback delay above) (measured from a time
-taken before the ``fstat``, not after the read and the hash, which can take
-long) is therefore never remembered: the same precaution as git's "racily
-clean" index entries.
+window old when its ``fstat`` was taken is therefore never remembered: the
+same precaution as git's "racily clean" index entries. The window is
+:data:`RACY_SECONDS` at least, for the times' steps, and the writeback delay
+above; it is measured from a time taken before the ``fstat``, not after the
+read and the hash, which can take long.
 
 The memo is bounded (``max_chunks`` chunks over all blobs, least recently
 used blob out first) and thread-safe (reads run on worker threads).
@@ -64,7 +64,9 @@ write to the disk or the catalog for each blob verified. A slot is written
 whole with a BLAKE2b check over it, and read without a lock: a slot two
 processes wrote at once, or read while it was written, fails its check and
 is taken as empty (no lock a worker killed while it held it could leave
-held for the others).
+held for the others). Without a lock, a note that chose its slot an
+instant before a tombstone was written there (microseconds) writes over it,
+or tears it: that tombstone is lost.
 """
 
 from __future__ import annotations
