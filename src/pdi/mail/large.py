@@ -599,6 +599,8 @@ def _next_line(octets: Octets, at: int, end: int, window: int) -> int:
         ended = _LINE_END.search(text, 0, len(text) - 1 if at + len(text) < end else len(text))
         if ended is not None:
             return at + (ended.end() if text[ended.start() : ended.start() + 2] != b"\r\n" else ended.start() + 2)
+        if at + len(text) >= end:  # the last piece searched whole: the line runs to the end (a piece of one octet
+            return end             # moved ``at`` by none, and a begin line unended at the body's end spun forever)
         at += len(text) - 1
     return end
 
