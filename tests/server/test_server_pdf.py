@@ -377,6 +377,11 @@ def test_a_refusal_of_a_pdf_read_for_a_name_begins_with_the_name(
         assert refused.json()["detail"] == (
             f"{broken}: not a PDF PDFium can open (PDFium: Data format error): kept as it came (deposited with"
             " --force), it has no page, text or region pdi can cite; cite the whole PDF")
+    viewer = client.get("/api/pdf/page", params={"pdi": broken, "page": "1"})  # the viewer's: no contrary advice
+    assert viewer.status_code == 400, viewer.text
+    assert viewer.json()["detail"] == (
+        f"{broken} has no text layer (PDFium could not read it when it was deposited): it has no page, text or region"
+        " pdi can cite; cite the whole PDF")
     data = pages_pdf(2)  # each page draws "ab"
     name = str(archive.add(S, data, format="pdf"))
     layer = pdf.text_layer(data)

@@ -441,7 +441,8 @@ class Reading(RecordFacts):
             layer = self.text_layer_of(located.record)
             if layer is None:
                 raise UnsupportedError(f"{located.pdi}: this PDF has no text layer (PDFium could not read it when it"
-                                       " was deposited): cite it by page and region")
+                                       " was deposited): it has no page, text or region pdi can cite; cite the whole"
+                                       " PDF")
             return layer.text
         return None
 

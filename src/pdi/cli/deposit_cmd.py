@@ -263,9 +263,9 @@ def add_cmd(
     copied to a temporary file for ffprobe), with a progress bar for large input on a terminal.
 
     An e-mail (.eml, format rfc822) must be a message Python's email
-    reads (one of more than 32 MiB is checked by its structure, as it is
-    read, in bounded memory: kept in a temporary file meanwhile, whatever
-    its size); it is named by its Message-ID (the foreign id mid:ID, RFC 2392;
+    reads (one of more than 32 MiB, or of more than 2,000,000 lines, is
+    checked by its structure, as it is read, in bounded memory: kept in a
+    temporary file meanwhile, whatever its size); it is named by its Message-ID (the foreign id mid:ID, RFC 2392;
     --serial: the next serial), so the reader's thread page finds it. An
     mbox (.mbox, or --format mbox) is cut into its messages as Python's
     mailbox module cuts it, and each is deposited as a document of its

@@ -138,7 +138,8 @@ def page_json(archive: Archive, name: str, page: str) -> dict[str, object]:
 
     index = archive.fragment_index(located.record)
     if index is None:
-        raise UnsupportedError(f"{name} has no text layer (PDFium could not read it): cite it by page and region")
+        raise UnsupportedError(f"{name} has no text layer (PDFium could not read it when it was deposited): it has no"
+                               " page, text or region pdi can cite; cite the whole PDF")
     layer = TextLayer.from_bytes(index, located.record.size)
     pages = layer.pages
     if number > pages:
