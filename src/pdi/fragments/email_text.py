@@ -162,16 +162,21 @@ def large_body_text(data: Octets, mail: Mail | None = None) -> str:
     """The body text of the large message ``data`` (``mail``: as :func:`pdi.mail.large.read_large` read it, if it
     has), read from its body's part alone: what ``char=`` and ``line=`` count on and the full-text index holds. A
     body of more than :data:`pdi.mail.large.MAX_BODY_OCTETS` as written is a :class:`LimitError` naming its part."""
-    from pdi.mail.large import MAX_BODY_OCTETS, body_unread, read_large
+    from pdi.mail.large import MAX_BODY_OCTETS, STREAMED_FROM, body_unread, read_large, unheld
+    from pdi.mail.message import MailLimits
 
     mail = read_large(data) if mail is None else mail
     unread = body_unread(mail)
     if unread is not None:
         assert unread.span is not None
+        # why it is read so: its size, or (below STREAMED_FROM) its lines, which a reader of its size is not told
+        why = (f"a message of {len(data):,} octets" if unheld(len(data)) else
+               f"a message of more than {MailLimits().max_lines:,} lines (read by its structure, as one of more than"
+               f" {STREAMED_FROM:,} octets is)")
         raise LimitError(
             f"the message's body (part {unread.index}, {unread.media_type}) is {unread.span[2] - unread.span[1]:,}"
-            f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in a message of"
-            f" {len(data):,} octets: its parts are fetched by part=, its octets by byte="
+            f" octets as written, more than the {MAX_BODY_OCTETS:,} whose text pdi reads in {why}: its parts are"
+            " fetched by part=, its octets by byte="
         )
     return body_text(mail)
 
