@@ -8,7 +8,9 @@ rotated order; medians of the rounds):
 * pdi, counted: :func:`pdi.mail.message.line_count` (LF, CR and CR LF counted: what told it before);
 * peer: ``len(data.splitlines())``, Python's own cut of the lines (the tests' oracle), which holds each line.
 
-Prints each median in ms and the ratios of pdi to the peer. Run: ``python3 bench/mail_lines_pairs.py [--rounds R]``.
+Prints each median in ms and the ratios of pdi to the peer. Run: ``python3 bench/bench_mail_lines.py [--rounds R]``
+(``run_all.py mail_lines``); ``--small``: 64 KiB shapes told against 1,000 lines, one round (CI's run of each
+benchmark).
 """
 
 from __future__ import annotations
@@ -28,20 +30,23 @@ MIB = 1 << 20
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=9)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--small", action="store_true", help="64 KiB shapes against 1,000 lines, one round")
+    args = parser.parse_args()
+    rounds, most, size, few = (1, 1_000, 64 << 10, 750) if args.small else (args.rounds, MOST, 32 * MIB, 1_500_000)
+    label = "64 KiB" if args.small else "32 MiB"
     shapes = {
-        "32 MiB, lines of 70, CR LF": (b"a" * 70 + b"\r\n") * (32 * MIB // 72),
-        "32 MiB, lines of ab, CR LF": b"ab\r\n" * (8 * MIB),
-        "32 MiB, lines of ab, LF": b"ab\n" * (32 * MIB // 3),
-        "6 MB, lines of ab, CR LF": b"ab\r\n" * 1_500_000,
+        f"{label}, lines of 70, CR LF": (b"a" * 70 + b"\r\n") * (size // 72),
+        f"{label}, lines of ab, CR LF": b"ab\r\n" * (size // 4),
+        f"{label}, lines of ab, LF": b"ab\n" * (size // 3),
+        f"{few * 4:,} octets, lines of ab, CR LF": b"ab\r\n" * few,
     }
     print(f"load average {os.getloadavg()[0]:.2f}, {rounds} rounds")
     print(f"{'shape':30} {'told ms':>9} {'counted ms':>11} {'peer ms':>9} {'told/peer':>10} {'counted/peer':>13}")
     for label, data in shapes.items():
         ways: dict[str, Callable[[], object]] = {
-            "told": lambda data=data: more_lines_than(data, MOST),
-            "counted": lambda data=data: line_count(data) > MOST,
-            "peer": lambda data=data: len(data.splitlines()) > MOST,
+            "told": lambda data=data: more_lines_than(data, most),
+            "counted": lambda data=data: line_count(data) > most,
+            "peer": lambda data=data: len(data.splitlines()) > most,
         }
         answers = {name: way() for name, way in ways.items()}
         assert len(set(answers.values())) == 1, answers
