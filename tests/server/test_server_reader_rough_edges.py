@@ -39,6 +39,9 @@ DAY = datetime.datetime(2026, 11, 30, 9, 0, tzinfo=datetime.UTC)
 #: A message whose Subject is an RFC 2047 encoded word: "Café report" (C3 A9 is é in UTF-8).
 MESSAGE = (b"From: Ann <ann@example.org>\r\nTo: Bob <bob@example.org>\r\nSubject: =?utf-8?q?Caf=C3=A9_report?=\r\n"
            b"Message-ID: <m1@example.org>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThe board met.\r\n")
+#: A message of more than 2,000,000 lines (MailLimits.max_lines) in 8.4 MB: read by its structure, not refused.
+MANY_LINES = (b"From: Ann <ann@example.org>\r\nMessage-ID: <m3@example.org>\r\nSubject: Many lines\r\n"
+              b"Content-Type: text/plain\r\n\r\n" + b"ab\r\n" * 2_100_000)
 UNTITLED = (b"From: Ann <ann@example.org>\r\nMessage-ID: <m2@example.org>\r\nContent-Type: text/plain\r\n\r\n"
             b"No subject here.\r\n")
 
@@ -57,6 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
             "untitled": str(archive.add(S, UNTITLED, format="rfc822")),
             "sealed": str(archive.add(S, b"Sealed until the trial ends.\n", format="text")),
             "whole": str(archive.add(S, b"A sealed file, every version of it.\n", format="text")),
+            "many": str(archive.add(S, MANY_LINES, format="rfc822")),
         }
         archive.embargo(names["sealed"], "2099-01-01")
         archive.embargo(names["whole"].rsplit(".", 2)[0], "2099-01-01")  # the document, by its generic name
@@ -133,6 +137,18 @@ def test_a_names_character_refused_in_a_named_destination_says_where_in_that_sch
         "\u00e9",
         f"In the grammar's words: rule element-name, offset {at} (counted from 0).",
     ], lines
+
+
+def test_the_page_of_a_message_of_more_lines_than_pythons_parser_is_given_shows_it(
+    served: tuple[int, str, dict[str, str]]
+) -> None:
+    """A message of 2,100,000 lines under 32 MiB, read by its structure since it was no longer refused, opens as any
+    message does: headed by its Subject, its sender among its fields, its body's first lines."""
+    port, _, names = served
+    with devtools() as pipe:
+        shown = _shown(pipe, _view(port, names["many"]), 1100, "rough-many-lines-1100.png")
+    assert shown.startswith("Many lines"), shown[:300]
+    assert "Ann <ann@example.org>" in shown and "ab ab ab" in shown, shown[:600]
 
 
 _DIGITS = st.text("0123456789", min_size=1, max_size=5)
