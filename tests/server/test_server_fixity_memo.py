@@ -112,27 +112,35 @@ def in_process(tmp_path: Path) -> Iterator[tuple[str, str, Path, Archive]]:
         opened.close()
 
 
+class SendfileSpy:
+    """The zero-copy sender's ``os.sendfile``, each call's octets counted in :attr:`calls` (it sends all the same)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[int] = []
+        real = os.sendfile
+
+        def counted(out: int, fd: int, offset: int | None, count: int) -> int:
+            sent = real(out, fd, offset, count)
+            self.calls.append(sent)
+            return sent
+
+        monkeypatch.setattr(zerocopy.os, "sendfile", counted)
+
+    def sent(self, arrived: int) -> int:
+        """The octets sent by ``sendfile``: the client can have every octet before the server's thread is back from
+        the call and has counted it, so the count is awaited (10 s at most) up to what ``arrived``, never past it."""
+        deadline = time.monotonic() + 10
+        while sum(self.calls) < arrived and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return sum(self.calls)
+
+
 def test_only_a_remembered_blob_is_sent_with_sendfile(
     in_process: tuple[str, str, Path, Archive], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base, name, _, archive = in_process
-    calls: list[int] = []
-    real = os.sendfile
-
-    def counted(out: int, fd: int, offset: int | None, count: int) -> int:  # a spy: it sends all the same
-        sent = real(out, fd, offset, count)
-        calls.append(sent)
-        return sent
-
-    def sent_by_sendfile(arrived: int) -> int:
-        # the client can have every octet before the server's thread is back from the call and has
-        # counted it: wait (10 s at most) for the count to reach what arrived, never past it
-        deadline = time.monotonic() + 10
-        while sum(calls) < arrived and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return sum(calls)
-
-    monkeypatch.setattr(zerocopy.os, "sendfile", counted)
+    spy = SendfileSpy(monkeypatch)
+    calls, sent_by_sendfile = spy.calls, spy.sent
     url = n2r(base, name)
     with httpx.Client(timeout=60) as client:
         assert client.get(url, headers={"Range": "bytes=0-9"}).content == TEXT[:10]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_helpers import on_own_protocol
-from test_server_fixity_memo import TEXT, deposit, flip, n2r
+from test_server_fixity_memo import TEXT, SendfileSpy, deposit, flip, n2r
 
 import pdi.archive.blobs
 from pdi.archive import Archive
@@ -29,7 +29,6 @@ from pdi.archive.blobs import CHUNK_SIZE, FileReader
 from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity, racy_window
 from pdi.errors import IntegrityError
 from pdi.server import create_app
-from pdi.server.process import zerocopy
 from support.hashed import CountingHashlib, wait_changed_ago
 
 #: An identity whose ctime is long past.
@@ -267,22 +266,11 @@ def test_a_blob_another_worker_verified_is_sent_with_sendfile_and_hashed_by_none
     base, name, _, _, archive = verified_elsewhere
     hashed = CountingHashlib()
     monkeypatch.setattr(pdi.archive.blobs, "hashlib", hashed)
-    calls: list[int] = []
-    real = os.sendfile
-
-    def counted(out: int, fd: int, offset: int | None, count: int) -> int:  # a spy: it sends all the same
-        sent = real(out, fd, offset, count)
-        calls.append(sent)
-        return sent
-
-    monkeypatch.setattr(zerocopy.os, "sendfile", counted)
+    spy = SendfileSpy(monkeypatch)
     with httpx.Client(timeout=60) as client:
         got = client.get(n2r(base, name))
         assert got.status_code == 200 and got.content == TEXT
-    deadline = time.monotonic() + 10  # the client can have every octet before the spy has counted them
-    while sum(calls) < len(TEXT) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert sum(calls) == len(TEXT)
+    assert spy.sent(len(TEXT)) == len(TEXT)
     assert hashed.octets == 0
     assert archive.fixity_memo is not None and len(archive.fixity_memo) == 0  # it verified nothing itself
 
