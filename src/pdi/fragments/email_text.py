@@ -152,7 +152,7 @@ def _made(octets: bytes, mail: Mail | None = None) -> str:
         from pdi.mail.large import by_structure
 
         if not by_structure(octets):
-            return body_text(read_message(octets))
+            return body_text(read_message(octets, lines_checked=True))
     elif not mail.by_structure:
         return body_text(mail)
     return large_body_text(octets, mail)

@@ -162,7 +162,7 @@ def read_mail(octets: Octets, limits: MailLimits | None = None) -> Mail:
     # looked up when read, as the readers that called it did: what a test counts the readings by
     from pdi.mail.message import read_message
 
-    return read_message(octets[0 : len(octets)], limits)
+    return read_message(octets[0 : len(octets)], limits, lines_checked=True)
 
 
 def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
