@@ -211,3 +211,53 @@ def test_without_scripts_the_player_still_plays_the_clip_alone(media: tuple[str,
                 break
             time.sleep(0.1)
     assert played[0] is True and 2.0 <= played[1] < 2.5, played
+
+
+def test_a_video_the_browser_cannot_play_says_so_at_once_and_still_names_clips(served: Served, tmp_path: Path) -> None:
+    """An MP4 of MPEG-4 Part 2 video (ffmpeg's ``mpeg4``, as old cameras and DivX wrote; a codec Chromium does not
+    decode): the page says at once, beside the player, that this browser cannot play it and how its clips are still
+    named, shows its first frame as pdi decodes it, and a clip typed by its start and end is offered and resolves."""
+    path = tmp_path / "part2.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
+                    "-c:v", "mpeg4", str(path)], check=True, timeout=120)
+    video = str(served.archive.add(S, path.read_bytes(), format="video+mp4"))
+    with devtools() as pipe:
+        session = open_page(pipe, f"{served.url}/view?pdi={urllib.parse.quote(video, safe='')}")
+        _desktop(pipe, session)
+        state = _ready(pipe, session)
+        note = _js(pipe, session, "(() => { const n = document.getElementById('player-note');"
+                                  " return [n.hidden, n.getBoundingClientRect().height, n.textContent]; })()")
+        shown = _js(pipe, session, "new Promise((r) => { const v = document.getElementById('player'), i = new Image();"
+                                   " i.onload = () => r([v.poster, i.naturalWidth, i.naturalHeight]); i.onerror = () =>"
+                                   " r([v.poster, 0, 0]); i.src = v.poster; })")
+        _shoot(pipe, session, "video-unplayable.png")
+        for key, value in (("start", "0.5"), ("end", "2")):
+            _js(pipe, session, f"(() => {{ const i = document.getElementById('{key}'); i.value = '{value}';"
+                               " i.dispatchEvent(new Event('change')); })()")
+        offered = _offered(pipe, session)
+        # a time typed shows pdi's frame at it; a box dragged on it names that frame's pixels
+        _js(pipe, session, "(() => { const i = document.getElementById('frame'); i.value = '1500';"
+                           " i.dispatchEvent(new Event('change')); })()")
+        later = _js(pipe, session, "document.getElementById('player').poster")
+        _js(pipe, session, "document.getElementById('video-box-mode').click()")
+        _js(pipe, session, "document.getElementById('player').scrollIntoView({block: 'center'})")
+        left, top, width, height = _box(pipe, session, "player")
+        _drag(pipe, session, (left + 8 * width / 64, top + 8 * height / 48), (left + 32 * width / 64, top + 24 * height / 48))
+        boxed = _offered(pipe, session)
+    assert state[1], state  # the player's error: Chromium found no stream it decodes
+    assert note[0] is False and note[1] > 0, note
+    assert note[2].startswith("This browser cannot play this video: its format or encoding is not one this browser"
+                              " plays") and "typing their start and end" in note[2], note
+    assert offered == video + "#msec=500,2000"
+    # its poster is its first frame, 64×48, as N2R of the whole frame at 0 ms answers it (ffmpeg decodes it)
+    assert shown[1:] == [64, 48], shown
+    frame = httpx.get(shown[0] if shown[0].startswith("http") else served.url + shown[0])
+    assert frame.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(frame.content)).size == (64, 48)
+    assert urllib.parse.unquote(urllib.parse.urlsplit(shown[0]).query) == video + "#rect=(0,0),(64,48),0"
+    assert urllib.parse.unquote(urllib.parse.urlsplit(later).query) == video + "#rect=(0,0),(64,48),1500"
+    assert boxed == video + "#rect=(8,8),(32,24),1500"
+    region = httpx.get(f"{served.url}/api/resolve", params={"pdi": boxed}).json()["fragment"]["region"]
+    assert (region["x1"], region["y1"], region["x2"], region["y2"], region["frame"]) == (8, 8, 32, 24, 1500)
+    about = httpx.get(f"{served.url}/api/resolve", params={"pdi": offered}).json()["fragment"]["interval"]
+    assert (about["start"], about["end"], about["rate"]) == (500, 2000, 1000)

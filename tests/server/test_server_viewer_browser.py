@@ -429,8 +429,17 @@ def test_a_recording_the_browser_cannot_play_still_has_its_waveform_and_names(se
         # a click before that is refused by play() instead ("Cannot play: …"); the click waits for it (20 s at most)
         _js(pipe, session, "new Promise((r) => { const p = document.getElementById('player'); if (p.error) r(); else {"
                            " p.addEventListener('error', r, {once: true}); setTimeout(r, 20000); } })")
+        # said at once beside the player, before any click on Play
+        note = _js(pipe, session, "(() => { const n = document.getElementById('player-note');"
+                                  " return [n.hidden, n.getBoundingClientRect().height, n.textContent]; })()")
+        _desktop(pipe, session)
+        _shoot(pipe, session, "sound-unplayable.png")
         _js(pipe, session, "document.getElementById('play').click()")
         said = _js(pipe, session, "document.getElementById('cite-status').textContent")
+    assert note[0] is False and note[1] > 0, note
+    # the player's error is MEDIA_ERR_SRC_NOT_SUPPORTED (4): no stream Chromium's demuxer plays
+    assert note[2].startswith("This browser cannot play this recording: its format or encoding is not one this"
+                              " browser plays") and "drag on the waveform" in note[2], note
     assert said.startswith("This browser cannot play this recording")
 
 

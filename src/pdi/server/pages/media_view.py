@@ -206,6 +206,11 @@ def _frames_without_script(name: str, width: int, height: int, frame: int, frame
     )
 
 
+#: Where the page says, as soon as the player finds it, that this browser cannot play the recording or the video
+#: (a codec or a rate it lacks): filled by the page's script (the player's ``error``), hidden until then.
+_PLAYER_NOTE = '<p class="note" id="player-note" role="status" hidden></p>'
+
+
 def sound_view(archive: Archive, whole: Resolved, selected: Resolved | None, opened_at: str) -> str:
     """A player, the recording's waveform to select a stretch on (or start and end in seconds), the cited stretch
     marked (and ``opened_at``, the name the page was opened at, shown in the Cite panel).
@@ -248,6 +253,7 @@ def sound_view(archive: Archive, whole: Resolved, selected: Resolved | None, ope
             cited=opened_name(opened_at, selected, bool(band)),
         )
         + player
+        + _PLAYER_NOTE
         + f'<div class="wave" id="wave" data-pdi="{html.escape(name)}"{cited}>'
         f'<canvas id="wave-canvas" aria-label="waveform of {wave.duration:.3f} seconds"></canvas>{band}'
         '<div class="band" id="wave-selection" hidden></div></div>'
@@ -327,6 +333,7 @@ def video_view(archive: Archive, whole: Resolved, selected: Resolved | None, ope
             written="<code>#msec=a,b</code>, <code>#sec=a,b</code>, <code>#rect=(x1,y1),(x2,y2),t</code>",
             cited=opened_name(opened_at, selected, bool(cited_band or cited_box)),
         )
+        + _PLAYER_NOTE  # above the player, which may fill the window
         + f'<div class="figure video" id="figure" data-pdi="{html.escape(name)}" data-width="{info.width}"'
         f' data-height="{info.height}" data-video="1"{data_at}>'
         f'<video id="player" controls preload="{preload or "metadata"}" src="{html.escape(src)}"{poster}'

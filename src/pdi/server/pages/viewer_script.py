@@ -439,15 +439,19 @@ SCRIPT = r"""
         regionForms(base + "#rect=(" + x1 + "," + y1 + "),(" + x2 + "," + y2 + ")" + (k ? "," + k : ""), x1, y1, x2, y2, k);
       }
     }
+    function frameHref(ms) { return "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + W + "," + H + ")," + ms); }  // as pdi decodes it
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
     dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
       corners(start, p).forEach(function (v, i) { inputs[i].value = v; });
-      if (video) frame.value = presented !== null ? presented : Math.floor(video.currentTime * 1000);
+      // (a video this browser cannot play shows pdi's frame at the time typed: that frame's time)
+      if (video) frame.value = video.error ? Math.max(0, Math.floor(Number(frame.value)) || 0)
+                                           : presented !== null ? presented : Math.floor(video.currentTime * 1000);
       cite();
     }, function () { return boxMode; });
     inputs.forEach(function (input) { input.addEventListener("change", cite); });
     if (frame) frame.addEventListener("change", function () {
-      if (video) video.currentTime = Number(frame.value) / 1000;
+      if (video && video.error) video.poster = frameHref(Math.max(0, Math.floor(Number(frame.value)) || 0));
+      else if (video) video.currentTime = Number(frame.value) / 1000;
       else if (frame.selectedOptions) image.src = frame.selectedOptions[0].dataset.src;
       else {  // a frame chosen by number (an image of many frames): its source is the number after the first's
         frame.value = Math.max(0, Math.min(Number(frame.max), Math.floor(Number(frame.value)) || 0));
@@ -467,6 +471,27 @@ SCRIPT = r"""
     const from = document.getElementById("start"), to = document.getElementById("end");
     const markIn = document.getElementById("mark-in"), markOut = document.getElementById("mark-out");
     const player = document.getElementById("player"), play = document.getElementById("play");
+    function unplayable() {  // said at once, not first at a click on Play: the names are made without the player
+      const note = document.getElementById("player-note");
+      if (!note || !player.error) return;
+      const why = {1: "its loading was stopped", 2: "it could not be fetched", 3: "it could not be decoded",
+                   4: "its format or encoding is not one this browser plays"}[player.error.code] || "an error";
+      note.title = player.error.message || "";  // the browser's own words, for whoever looks further
+      note.textContent = "This browser cannot play this " + (markIn ? "video" : "recording") + ": " + why
+        + " (the bytes, above, can be played elsewhere). "
+        + (markIn ? "Its clips can still be named by typing their start and end in seconds. Its frames are shown as"
+                    + " pdi decodes them: type a time (at ms) to see that frame, then drag a box on it (after Box on the"
+                    + " frame) or type its corners."
+                  : "Its stretches can still be named: drag on the waveform, or type their start and end.");
+      note.hidden = false;
+      const figure = document.getElementById("figure"), at = document.getElementById("frame");
+      if (markIn && figure && !player.poster) {  // the frame at the time typed (else the first) as pdi decodes it
+        player.poster = "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + figure.dataset.width + "," + figure.dataset.height
+                                              + ")," + (Math.max(0, Math.floor(Number(at && at.value))) || 0));
+      }
+    }
+    player.addEventListener("error", unplayable);
+    unplayable();
     function draw() {
       if (!canvas) return;
       const scale = window.devicePixelRatio || 1;
