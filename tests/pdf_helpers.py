@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import zlib
+from pathlib import Path
 
 
 def operators_pdf(operators: int) -> bytes:
@@ -89,3 +92,71 @@ def turned_pdf(rotate: bytes, *, inherited: bool = False, entries: bytes = b"") 
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ])
+
+
+def forms_pdf(draws: list[list[int]], page_draws: list[int], *, named: list[int] | None = None,
+              shared: bool = False) -> bytes:
+    """One page and ``len(draws)`` Form XObjects, form k drawing (``/Xj Do``) each form j of ``draws[k]``, then the
+    word ``fk``; the page draws each form of ``page_draws``, then ``hi``. The page's resources name the forms
+    ``named`` (all of them by default). Each form has its own resources naming what it draws; ``shared``: none,
+    so it is read with those of the page or form that draws it (Table 95: a PDF 1.1 form inherits them)."""
+    forms = 6  # the object number of form 0
+    names = range(len(draws)) if named is None else named
+    xobjects = b" ".join(b"/X%d %d 0 R" % (k, forms + k) for k in names)
+    page = b"".join(b"/X%d Do\n" % k for k in page_draws) + b"BT /F1 12 Tf 10 10 Td (hi) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 4 0 R /Contents 5 0 R >>",
+        b"<< /Font << /F1 %d 0 R >> /XObject << %s >> >>" % (forms + len(draws), xobjects),
+        b"<< /Length %d >>\nstream\n" % len(page) + page + b"\nendstream",
+    ]
+    for k, drawn in enumerate(draws):
+        content = b"0.5 0 0 0.5 20 20 cm\n" + b"".join(b"/X%d Do\n" % j for j in drawn) \
+            + b"BT /F1 12 Tf 0 40 Td (f%d) Tj ET" % k
+        own = b"" if shared else b" /Resources << /Font << /F1 %d 0 R >> /XObject << %s >> >>" % (
+            forms + len(draws), b" ".join(b"/X%d %d 0 R" % (j, forms + j) for j in drawn))
+        objects.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792]%s /Length %d >>\nstream\n"
+                       % (own, len(content)) + content + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return pdf_of(objects)
+
+
+#: pdf.js as npm ships it for Node (``scripts/bootstrap --dev`` puts the tarball's tree in .venv/share/pdfjs-dist)
+PDFJS = Path(os.environ.get("PDI_PDFJS_DIST") or Path(sys.prefix) / "share" / "pdfjs-dist") / "legacy" / "build"
+_PDFJS_READ = """
+if (!Promise.withResolvers) Promise.withResolvers = () => {  // Node 20 lacks it; pdf.js 5 and later use it
+  let resolve, reject; const promise = new Promise((a, b) => { resolve = a; reject = b; });
+  return { promise, resolve, reject };
+};
+const pdfjs = await import(process.argv[1]);
+const fs = await import("fs");
+const task = pdfjs.getDocument({ data: new Uint8Array(fs.readFileSync(process.argv[2])), verbosity: 0 });
+const doc = await task.promise;
+const texts = [];
+for (let n = 1; n <= Math.min(doc.numPages, 10); n++) {
+  try {
+    const page = await doc.getPage(n);
+    texts.push((await page.getTextContent()).items.map((item) => item.str).join(""));
+  } catch (error) { texts.push(null); }
+}
+console.log(JSON.stringify([doc.numPages, texts]));
+await task.destroy();
+"""
+
+
+def pdfjs_pages(path: Path) -> tuple[int, list[str | None]]:
+    """pdf.js's page count of the PDF at ``path`` (``numPages``, as its viewer gets it) and the text of its first
+    pages (at most 10; None for a page pdf.js cannot load)."""
+    import json
+    import shutil
+    import subprocess
+
+    module = PDFJS / "pdf.mjs"
+    assert module.is_file(), f"{module} is missing: run scripts/bootstrap --dev (or set PDI_PDFJS_DIST)"
+    node = shutil.which("node")
+    assert node, "node is missing: scripts/bootstrap --dev installs Debian's npm, and nodejs with it"
+    said = subprocess.run([node, "--input-type=module", "-e", _PDFJS_READ, str(module), str(path)],
+                          capture_output=True, text=True, check=True, timeout=120)
+    count, texts = json.loads(said.stdout.strip().splitlines()[-1])
+    return count, texts

@@ -65,6 +65,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
+from pdi.fragments.pdf_forms import SelfDrawing, self_drawing
 from pdi.fragments.pdf_pages import pages_from_bytes
 from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
@@ -237,8 +238,16 @@ def open_document(octets: bytes | memoryview) -> Any:
         raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
 
 
-def load_page(document: Any, index: int) -> Any:
+def load_page(document: Any, index: int, forms: SelfDrawing | None = None) -> Any:
     """Page ``index`` (from 0) of a document :func:`open_document` opened (a ``pypdfium2.PdfPage``; close it after).
+
+    ``forms``: the document's forms that draw themselves (:func:`pdi.fragments.pdf_forms.self_drawing` of its
+    octets): a page drawing one is a :class:`ParseError` naming the cycle's objects, before PDFium parses it
+    (PDFium would draw such a form again and again until its child had no more memory, 4 to 10 s later).
+    :func:`text_layer` gives them, reading every page; a page's boxes (:func:`read_pages_now`) and rendering
+    (:func:`pdi.fragments.pdf_render.render_png_now`) are read only of a PDF whose layer pdi made first
+    (:func:`layer_of`, at deposit or in the child then), so they are not checked again (pdfminer.six reads each
+    page's object, 0.5 ms a page: a quarter of a second more for each page of a 500-page PDF in the viewer).
 
     A page PDFium cannot load (``FPDF_LoadPage`` finds no page dictionary: the page tree leading to it loops,
     is nested deeper than PDFium reads, or holds no page there) is a :class:`ParseError` naming the page (found
@@ -249,6 +258,11 @@ def load_page(document: Any, index: int) -> Any:
     """
     import pypdfium2 as pdfium
 
+    cycle = forms.cycle(index, len(document)) if forms is not None else None
+    if cycle is not None:
+        raise ParseError(f"page {index + 1} of its {len(document)} draws {_cycle_said(cycle)}: a picture with no"
+                         " end (ISO 32000-1 §8.10), which PDFium would draw again and again until it had no more"
+                         " memory (pdf.js skips a form where it comes round again)", rule="pdf")
     try:
         page = document[index]
     except pdfium.PdfiumError as error:
@@ -261,6 +275,13 @@ def load_page(document: Any, index: int) -> Any:
         left, bottom, right, top = page.get_bbox()  # normalized, US Letter where it has none, as pdf.js's)
         page.set_cropbox(left, bottom, right, top)
     return page
+
+
+def _cycle_said(cycle: tuple[int, ...]) -> str:
+    """A cycle of forms (their object numbers, the first again at the end) in words."""
+    if len(cycle) == 2:
+        return f"a Form XObject that draws itself (object {cycle[0]})"
+    return f"Form XObjects that draw one another in a cycle (objects {' → '.join(map(str, cycle))})"
 
 
 #: Past any MediaBox's edge (ISO 32000-1 Annex C: a real is within ±3.403 × 10^38; PDFium's are floats)
@@ -281,6 +302,7 @@ def text_layer(octets: bytes) -> TextLayer:
     import pypdfium2 as pdfium
 
     document = open_document(octets)
+    forms = self_drawing(octets)
     pieces: list[str] = []
     boxes: array[float] = array("d")
     starts: list[int] = []
@@ -293,7 +315,7 @@ def text_layer(octets: bytes) -> TextLayer:
                 boxes.extend(_NO_BOX)
                 length += 1
             starts.append(length)
-            page = load_page(document, number)
+            page = load_page(document, number, forms)
             try:
                 sizes.append(_page_size(page))
                 text, page_boxes = _page_text(page)
