@@ -160,3 +160,42 @@ def pdfjs_pages(path: Path) -> tuple[int, list[str | None]]:
                           capture_output=True, text=True, check=True, timeout=120)
     count, texts = json.loads(said.stdout.strip().splitlines()[-1])
     return count, texts
+
+
+def tree_pdf(root: list[object], *, counts: dict[int, int | None] | None = None,
+             kids: dict[int, list[int | str]] | None = None) -> bytes:
+    """A PDF whose page tree is ``root``: a list of kids, each ``"page"`` or a list (a node of pages), numbered
+    depth-first from object 2 (the root); page k (from 1, in that order) draws the word ``pk``. Each node's
+    ``/Count`` is the number of pages below it, or ``counts[object]`` (None: no /Count); ``kids[object]`` replaces
+    a node's /Kids by its object numbers, ``"*"`` standing for its own kids (``[2, "*"]``: itself, then them)."""
+    objects: dict[int, bytes] = {1: b"<< /Type /Catalog /Pages 2 0 R >>"}
+    font, pages = 3, [0]
+    number = [3]
+
+    def place(node: list[object], parent: int | None, me: int) -> int:
+        own: list[int] = []
+        below = 0
+        for kid in node:
+            number[0] += 1
+            at = number[0]
+            own.append(at)
+            if isinstance(kid, list):
+                below += place(kid, me, at)
+            else:
+                pages[0] += 1
+                content = b"BT /F1 12 Tf 10 10 Td (p%d) Tj ET" % pages[0]
+                number[0] += 1
+                objects[number[0]] = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+                objects[at] = (b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 200 200] /Resources << /Font << /F1"
+                               b" %d 0 R >> >> /Contents %d 0 R >>" % (me, font, number[0]))
+                below += 1
+        listed = [n for k in (kids or {}).get(me, ["*"]) for n in (own if k == "*" else [int(k)])]
+        count = (counts or {}).get(me, below)
+        objects[me] = (b"<< /Type /Pages%s /Kids [%s]%s >>" % (
+            b"" if parent is None else b" /Parent %d 0 R" % parent, b" ".join(b"%d 0 R" % n for n in listed),
+            b"" if count is None else b" /Count %d" % count))
+        return below
+
+    place(root, None, 2)
+    objects[font] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    return pdf_of([objects[n] for n in range(1, max(objects) + 1)])

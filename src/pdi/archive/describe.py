@@ -73,6 +73,8 @@ def describe(
             "pages": text_layer.pages,
             "pdfium": text_layer.pdfium,
             "empty": text_layer.empty,
+            # what makes its page tree one PDFium and pdf.js may read differently: no page of it is cited
+            "page_tree": text_layer.page_tree or None,
         }
     if video is not None:
         out["video"] = video.to_json()

@@ -26,6 +26,7 @@ import click
 from pdi.archive import (
     Content,
     Deposit,
+    Resolved,
     is_text_format,
 )
 from pdi.cli.archive_cmd import archive_option
@@ -193,8 +194,9 @@ def _say_if_over(embargo: str | None, archive: Archive) -> None:
                    " (pdi embargo NAME --until DATE embargoes it)", err=True)
 
 
-def _print_deposit(deposit: Deposit, how_to_force: str) -> int:
-    """Print the names a deposit answers with (how many); when it stored nothing, say so on stderr."""
+def _print_deposit(deposit: Deposit, how_to_force: str, archive: Archive | None = None) -> int:
+    """Print the names a deposit answers with (how many); when it stored nothing, say so on stderr; with
+    ``archive``, note on stderr a PDF whose pages pdi does not cite (:func:`_page_tree_notes`)."""
     if deposit.unchanged:
         generic = dataclasses.replace(deposit[0], format=None, version=None).canonical()
         click.echo(
@@ -204,7 +206,24 @@ def _print_deposit(deposit: Deposit, how_to_force: str) -> int:
         )
     for name in deposit:
         click.echo(str(name))
+    if archive is not None:
+        _page_tree_notes(deposit, archive)
     return len(deposit)
+
+
+def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
+    """A note on stderr for each PDF of ``deposit`` whose page tree PDFium and pdf.js may read differently: kept
+    whole, pdi cites no page or region of it (:func:`pdi.fragments.pdf.page_tree_said`)."""
+    for name in deposit:
+        if (name.format or "").lower() != "pdf":
+            continue
+        located = archive.locate(name)
+        layer = archive.text_layer_of(located.record) if isinstance(located, Resolved) else None
+        if layer is not None and layer.page_tree:
+            from pdi.fragments.pdf import page_tree_said
+
+            click.echo(f"note: {name}: {page_tree_said(layer.page_tree)}: pdi cites no page or region of it"
+                       " (page=, rect=, viewrect=, nameddest=), only the whole PDF and passages of its text", err=True)
 
 @click.command("add")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
@@ -248,7 +267,9 @@ def add_cmd(
     in its charset or encoding (XML's: its byte-order mark, else its
     encoding declaration, else UTF-8), else it is a syntax error naming the
     first that is not (exit 1); a PDF must open in PDFium, which makes
-    its text layer (char=, line= and search count on it); a WebM, MP4 or
+    its text layer (char=, line= and search count on it), and one whose
+    page tree PDFium and pdf.js may read differently is noted on stderr:
+    no page or region of it is cited; a WebM, MP4 or
     Ogg video must be one ffprobe (Debian's ffmpeg) reads as that
     container, and its duration, frame size and codecs are kept (sec=,
     msec= and --info read them): a contradiction is refused with exit 3
@@ -408,7 +429,7 @@ def _add_file(
         except ImmutabilityError as exc:  # the octets of a withdrawn version under --id: a forced version holds them
             raise exc.forced_by("pdi version --force deposits them as a new version") from None
         earlier = archive.held_the_same_day(deposit)
-    printed = _print_deposit(deposit, "pdi version --force deposits them as a new version")
+    printed = _print_deposit(deposit, "pdi version --force deposits them as a new version", archive)
     if earlier is not None:
         click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
     return printed
@@ -634,7 +655,7 @@ def version_cmd(
                 deposit = opened.add_version(pdi, contents, force=force, progress=shown, embargo_until=embargo)
             except ImmutabilityError as exc:  # the octets of the withdrawn latest version
                 raise exc.forced_by("--force deposits them as a new version") from None
-            _print_deposit(deposit, "--force deposits them as a new version")
+            _print_deposit(deposit, "--force deposits them as a new version", opened)
             _say_if_over(embargo, opened)
 
 

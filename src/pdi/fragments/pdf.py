@@ -70,7 +70,7 @@ from pdi.fragments.pdf_pages import pages_from_bytes
 from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
-from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, unseal
+from pdi.fragments.sealed import DIGEST_SIZE, Reader, pack_text, seal, sealed_version, unseal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,9 +80,10 @@ PAGE_BREAK = "\f"
 #: FPDFText_GetText's stand-in for a hyphen that ends a line inside a word.
 _PDFIUM_HYPHEN = "\ufffe"
 _NO_BOX = (math.nan, math.nan, math.nan, math.nan)
-#: The sealed index's magic and layout version (:mod:`pdi.fragments.sealed`).
+#: The sealed index's magic and layout version (:mod:`pdi.fragments.sealed`): 2 adds :attr:`TextLayer.page_tree`
+#: after the destinations (a layer of version 1, kept before, is read with none).
 MAGIC = b"PDIP"
-VERSION = 1
+VERSION = 2
 _SIZE = struct.Struct("<QQ")
 #: What a glyph's character may not be as it stands: PDFium's hyphen marks (U+FFFE from GetText,
 #: U+0002 from GetUnicode), U+FFFF, and the C0 and C1 control characters but TAB (rule 3)
@@ -104,6 +105,9 @@ class TextLayer:
     page_sizes: tuple[tuple[float, float], ...] = ()
     #: the named destinations (RFC 8118 ``nameddest``): name -> (page from 1, offset in :attr:`text`)
     destinations: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    #: what makes its page tree one PDFium and pdf.js read differently (:func:`pdi.fragments.pdf_tree.page_tree_fault`),
+    #: "" where none is known: then no page of it is cited (:func:`evaluate_pdf`)
+    page_tree: str = ""
 
     @property
     def pages(self) -> int:
@@ -141,13 +145,14 @@ class TextLayer:
             _SIZE.pack(size, len(starts)), starts.tobytes(), sizes.tobytes(), pack_text(self.pdfium),
             _SIZE.pack(len(self.utf8), len(self.destinations)), self.utf8,
             *(pack_text(name) + _SIZE.pack(page, offset) for name, (page, offset) in sorted(self.destinations.items())),
+            pack_text(self.page_tree),
         ])
         return seal(MAGIC, VERSION, payload)
 
     @classmethod
     def from_bytes(cls, data: bytes, size: int | None = None) -> TextLayer:
         """The layer :meth:`to_bytes` kept; ``size``: the PDF's octets it must have been made from."""
-        reader = Reader(unseal(data, MAGIC, VERSION, "PDF text layer"), "PDF text layer")
+        reader = Reader(unseal(data, MAGIC, VERSION, "PDF text layer", also=(1,)), "PDF text layer")
         made_for, pages = reader.unpack(_SIZE)
         if size is not None and made_for != size:
             raise IntegrityError(f"the PDF text layer was made for {made_for} octets, not these {size}")
@@ -168,11 +173,12 @@ class TextLayer:
             if not 1 <= page <= pages or offset > len(text):
                 raise reader.damaged(f"its destination {name!r} is not on a page of its text")
             destinations[name] = (page, offset)
+        page_tree = (reader.text() or "") if sealed_version(data) >= 2 else ""
         reader.end()
         if any(b < a for a, b in itertools.pairwise(starts)) or (pages and starts[-1] > len(text)):
             raise reader.damaged("its pages do not start in order within its text")
         return cls(text, tuple(starts), array("d"), pdfium, tuple(zip(sizes[::2], sizes[1::2], strict=True)),
-                   destinations)
+                   destinations, page_tree)
 
     def box(self, offset: int) -> tuple[int, float, float, float, float] | None:
         """(page, left, bottom, right, top) of character ``offset``, or None (generated, a break)."""
@@ -238,6 +244,10 @@ def open_document(octets: bytes | memoryview) -> Any:
         raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
 
 
+class PageNotLoaded(ParseError):
+    """A page PDFium cannot load (:func:`load_page`)."""
+
+
 def load_page(document: Any, index: int, forms: SelfDrawing | None = None) -> Any:
     """Page ``index`` (from 0) of a document :func:`open_document` opened (a ``pypdfium2.PdfPage``; close it after).
 
@@ -266,7 +276,7 @@ def load_page(document: Any, index: int, forms: SelfDrawing | None = None) -> An
     try:
         page = document[index]
     except pdfium.PdfiumError as error:
-        raise ParseError(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
+        raise PageNotLoaded(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
                          f" {_pdfium_reason(error)}): its page tree loops, is nested too deep, or holds no page there",
                          rule="pdf") from error
     left, bottom, right, top = page.get_bbox()
@@ -298,11 +308,19 @@ def page_count(octets: bytes | memoryview) -> int:
 
 
 def text_layer(octets: bytes) -> TextLayer:
-    """Read the text layer of the PDF ``octets`` (``docs/pdf-text-layer.md`` §1–2)."""
+    """Read the text layer of the PDF ``octets`` (``docs/pdf-text-layer.md`` §1–2).
+
+    A PDF whose page tree PDFium and pdf.js may read differently (:func:`pdi.fragments.pdf_tree.page_tree_fault`,
+    kept as :attr:`TextLayer.page_tree`: no page of it is cited) is read whole, a page PDFium cannot load having
+    no text and a size of 0 × 0 (``/Count 3`` over one page: PDFium's pages 2 and 3); elsewhere such a page is
+    a refusal (:func:`load_page`)."""
     import pypdfium2 as pdfium
+
+    from pdi.fragments.pdf_tree import page_tree_fault
 
     document = open_document(octets)
     forms = self_drawing(octets)
+    fault = page_tree_fault(octets) or ""
     pieces: list[str] = []
     boxes: array[float] = array("d")
     starts: list[int] = []
@@ -315,7 +333,13 @@ def text_layer(octets: bytes) -> TextLayer:
                 boxes.extend(_NO_BOX)
                 length += 1
             starts.append(length)
-            page = load_page(document, number, forms)
+            try:
+                page = load_page(document, number, forms)
+            except PageNotLoaded:
+                if not fault:
+                    raise
+                sizes.append((0.0, 0.0))  # a page of a tree no page of which is cited: no text, kept whole
+                continue
             try:
                 sizes.append(_page_size(page))
                 text, page_boxes = _page_text(page)
@@ -324,7 +348,8 @@ def text_layer(octets: bytes) -> TextLayer:
             pieces.append(text)
             boxes.extend(page_boxes)
             length += len(text)
-        layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes))
+        layer = TextLayer("".join(pieces), tuple(starts), boxes, str(pdfium.version.PDFIUM_INFO), tuple(sizes),
+                          page_tree=fault)
         from pdi.fragments.pdf_destinations import destinations
 
         layer.destinations.update(destinations(document, layer))
@@ -633,6 +658,7 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
 
     x1, y1, x2, y2, frame = rectangle("rect", positions)
     layer = layer_of(data, index)
+    _cite_pages_of(layer, frame + 1)
     if frame >= layer.pages:
         raise NotFoundError(f"page {frame + 1} (rect frame {frame}) is not a page of this PDF: it has"
                             f" {layer.pages} (frames 0 to {layer.pages - 1})")
@@ -929,12 +955,14 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
         if found is None:
             raise NotFoundError(f"the PDF has no destination named {clipped(repr(positions[0]))}")
         number, at = found
+        _cite_pages_of(layer, number)
         width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
         octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
         return FragmentResult(bytes(data), media_type, False, (Range(at, at, octet, octet),),
                               scheme="nameddest", page=Page(number, layer.pages, width, height))
     if scheme == "page":
         number = _page_number(positions)
+        _cite_pages_of(layer, number)
         if number > layer.pages:
             return FragmentResult(b"", media_type, False, (), scheme="page", past_end=True,
                                   page=Page(number, layer.pages, 0.0, 0.0))
@@ -945,6 +973,22 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
         return FragmentResult(bytes(data), media_type, False, (Range(start, end, before, before + octets),),
                               scheme="page", page=Page(number, layer.pages, width, height))
     raise UnsupportedError(f"no evaluator for fragment scheme '{clipped(str(scheme))}' on {media_type}")
+
+
+def _cite_pages_of(layer: TextLayer, number: int) -> None:
+    """Refuse page ``number`` of a PDF whose page tree PDFium and pdf.js read differently
+    (:attr:`TextLayer.page_tree`): a page cited must be the same page in any viewer."""
+    if layer.page_tree:
+        raise UnsupportedError(
+            f"pdi cites no page of this PDF (page {number} asked): {page_tree_said(layer.page_tree)}, so page"
+            f" {number} could be another page, or none, in another viewer; cite the whole PDF, or a passage of its"
+            " text (char=, line=, search=)")
+
+
+def page_tree_said(fault: str) -> str:
+    """A PDF's page tree fault (:attr:`TextLayer.page_tree`) as a deposit's note and a refusal say it."""
+    return (f"its page tree is not one PDFium (Chromium's viewer) and pdf.js (Firefox's) are sure to read alike"
+            f" ({fault})")
 
 
 _DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")
