@@ -313,3 +313,35 @@ def test_a_pdf_passage_after_its_pdf_is_damaged_is_refused(tmp_path: Path) -> No
     flip_octet(archive.location, path.name, len(pdf) - 100)  # in the last chunk, far from the passage's text
     with pytest.raises(IntegrityError, match="does not match its SHA-256"):
         archive.resolve(f"{name}#char=0,40")
+
+
+def test_a_blob_file_cut_short_or_read_whole_and_found_damaged_is_forgotten_in_the_shared_table(
+    deposited: tuple[Archive, str, Path],
+) -> None:
+    """Not only a damaged chunk: a file of another size than recorded (refused before a byte is read), and a blob
+    read whole at once (read_cached) whose chunks do not match, write the blob's tombstone, as a damaged chunk
+    does, so that no process trusts what it remembered of it."""
+    from pdi.archive.blobs import read_cached
+    from pdi.archive.blobs.memo import SharedFixity
+
+    archive, name, path = deposited
+    sha = archive.resolve(name).sha256
+    shared = SharedFixity()
+    archive.fixity_memo = memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+    with archive.open_octets(name) as opened:
+        info = opened.reader.info
+    flip_octet(archive.location, path.name, 3)
+    for _ in range(100):  # read_cached reads only what is in the page cache (else None, nothing read): read it in
+        assert path.read_bytes()[3] == OCTETS[3] ^ 1
+        assert not shared.forgotten(sha, time.monotonic())
+        assert read_cached(info, str(path), memo) is None
+        if shared.forgotten(sha, time.monotonic()):
+            break
+    assert shared.forgotten(sha, time.monotonic())
+    other = SharedFixity()
+    archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=other)
+    os.chmod(path, 0o600)
+    os.truncate(path, SIZE - 1)
+    with pytest.raises(IntegrityError, match="cut short"):
+        archive.open_octets(name).close()
+    assert other.forgotten(sha, time.monotonic())

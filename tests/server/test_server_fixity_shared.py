@@ -11,6 +11,7 @@ byte is flipped with ``os.pwrite`` and the modification time put back (the ctime
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -20,15 +21,16 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from server_helpers import on_own_protocol
+from server_helpers import exchange, on_own_protocol
 from test_server_fixity_memo import TEXT, SendfileSpy, deposit, flip, n2r
 
 import pdi.archive.blobs
 from pdi.archive import Archive
 from pdi.archive.blobs import CHUNK_SIZE, FileReader
-from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity, racy_window
+from pdi.archive.blobs.memo import FixityMemo, Identity, SharedFixity, identity, racy_window
 from pdi.errors import IntegrityError
 from pdi.server import create_app
+from pdi.server.process import zerocopy
 from support.hashed import CountingHashlib, wait_changed_ago
 
 #: An identity whose ctime is long past.
@@ -299,3 +301,105 @@ def test_a_blob_changed_after_another_worker_verified_it_is_checked_again_and_re
         assert damaged.status_code == 500 and "chunk 0" in damaged.json()["detail"]
         with third.open_octets(name) as opened, pytest.raises(IntegrityError, match="chunk 0"):
             b"".join(opened.reader.chunks(0, opened.size))
+
+
+#: A text over a catalog row's 64 KiB (so a blob file) and under the 1 MiB of an answer the cache keeps (so read whole
+#: by the connection's plain path: read_cached): one chunk.
+SMALL = b"".join(b"%09d a text read whole, checked\n" % i for i in range(20_000))  # 740,000 octets
+
+
+def read_small(location: Path, name: str, shared: SharedFixity) -> Callable[[], None]:
+    """A worker's read of ``name``'s octets (SMALL) by verified chunks, through an archive and a memo of its own."""
+    def work() -> None:
+        with Archive.open(location) as archive:
+            archive.fixity_memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+            with archive.open_octets(name) as opened:
+                if b"".join(opened.reader.chunks(0, opened.size)) != SMALL:
+                    raise AssertionError("other octets than deposited")
+    return work
+
+
+def test_a_blob_read_whole_and_found_damaged_is_trusted_by_no_worker_though_its_identity_is_the_same(
+    tmp_path: Path,
+) -> None:
+    """A worker verified the file whole; then an octet is changed through a writable shared mmap whose page is
+    still dirty, which moves no ctime: the file's identity is the one the table vouches for (what the racy window
+    of pdi serve's memo, 45 s, keeps from being remembered; these memos' 0.1 s does not). The next N2R reads the
+    small blob whole (read_cached, on the connection's own plain path, as pdi serve's connections do) and finds it
+    damaged: it is forgotten there, so the reader that says what is wrong hashes it again rather than trusting the
+    table, and every later read, of any worker, refuses it."""
+    location = tmp_path / "archive"
+    with Archive.init(location) as made:
+        made.add_series("memo.example.us")
+        name = str(made.add("memo.example.us", SMALL, format="text"))
+        sha = made.locate(name).sha256
+        path = Path(made.store.blobs.blob_path(sha))  # type: ignore[attr-defined]
+    where, last = 5000, (len(SMALL) - 1) // CHUNK_SIZE
+    os.chmod(path, 0o600)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with mmap.mmap(fd, 0) as mapped:
+            for _ in range(5):  # a sync of this file system (any process's) may clean the page between the writes
+                mapped[where] = SMALL[where]  # a write fault: the page dirty, the ctime moved, the octets the same
+                wait_changed_ago(path, 0.2)
+                shared = SharedFixity()
+                assert in_child(read_small(location, name, shared)) == 0  # another worker verified it whole
+                verified = identity(fd)
+                mapped[where] = SMALL[where] ^ 0x20
+                if identity(fd) == verified:
+                    break
+            else:
+                pytest.fail("the page was written back between the two writes five times: no identity kept")
+            app = create_app(str(location), fixity_shared=shared)
+            archive: Archive = app.state.archive
+            archive.fixity_memo = memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+            assert memo.holds(sha, identity(fd), 0, last)  # the premise: the table vouches for the damaged file
+            try:
+                with on_own_protocol(app, public=True) as base, httpx.Client(timeout=60) as client:
+                    # a plain head, as a resolver is asked most: the connection's plain path reads the blob whole
+                    port = int(base.rsplit(":", 1)[1])
+                    damaged = exchange(port, [f"GET /uri-res/N2R?{name} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                              .encode()])[0]
+                    assert damaged.startswith(b"HTTP/1.1 500 ") and b"chunk 0" in damaged
+                    assert shared.forgotten(sha, time.monotonic())
+                    assert not memo.holds(sha, identity(fd), 0, last)
+                    assert client.get(n2r(base, name), headers={"Range": "bytes=0-99"}).status_code == 500
+                    assert client.get(n2r(base, name)).status_code == 500
+            finally:
+                archive.close()
+            assert identity(fd) == verified  # all the while the file as the table vouched for it
+    finally:
+        os.close(fd)
+    assert in_child(read_small(location, name, shared)) != 0  # another worker hashes it again, and refuses it
+    assert not FixityMemo(600, racy_seconds=0.1, shared=shared).holds(sha, verified, 0, last)
+
+
+def test_a_blob_file_changed_while_sent_from_the_table_is_forgotten_by_every_worker(
+    verified_elsewhere: tuple[str, str, Path, SharedFixity, Archive], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The file changes between two sendfile calls of an answer sent on another worker's word: the answer is cut
+    short, and the blob is forgotten in the table (its tombstone), as a damaged chunk found is."""
+    base, name, path, shared, archive = verified_elsewhere
+    sha = archive.locate(name).sha256
+    real = zerocopy.os.sendfile
+    calls: list[int] = []
+
+    def damaging(out: int, fd: int, offset: int | None, count: int) -> int:
+        sent = real(out, fd, offset, count)
+        if not calls:
+            flip(path, 2 * CHUNK_SIZE + 100)  # after the first call: the file is no longer the one vouched for
+        calls.append(sent)
+        return sent
+
+    monkeypatch.setattr(zerocopy.os, "sendfile", damaging)
+    assert not shared.forgotten(sha, time.monotonic())
+    with httpx.Client(timeout=60) as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.get(n2r(base, name))
+        assert calls and sum(calls) < len(TEXT)
+        assert shared.forgotten(sha, time.monotonic())
+        with pytest.raises(httpx.RemoteProtocolError):  # hashed again: cut short before the damaged chunk
+            client.get(n2r(base, name))
+        assert len(calls) == 1  # sent by no sendfile again
+        ranged = client.get(n2r(base, name), headers={"Range": f"bytes={2 * CHUNK_SIZE}-{2 * CHUNK_SIZE + 200}"})
+        assert ranged.status_code == 500

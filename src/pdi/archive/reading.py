@@ -123,7 +123,7 @@ class Reading(RecordFacts):
         name = record_name_as(record, parsed)
         if found.data is None and found.size == record.size:
             info = BlobInfo(record.sha256, found.size, found.chunk_size, found.chunks)
-            data = read_cached(info, found.path)  # at once, each chunk checked (else read below, which says why)
+            data = read_cached(info, found.path, self.fixity_memo)  # at once, each chunk checked (else read below, which says why)
             if data is not None:
                 return Resolved(name, data, record.media_type, record.charset, record, siblings=found.records)
         reader = self._public_reader(found, str(name))  # a small blob's row is checked by chunks as a file is

@@ -49,8 +49,8 @@ class RecordFacts(ArchiveBase):
         if reader is None:
             raise DamagedError(f"the bytes of {record_name(record)} are missing from the store")
         if isinstance(reader, FileReader):
+            reader.memo = self.fixity_memo  # first: a file of another size is forgotten in it (check_size)
             reader.check_size()
-            reader.memo = self.fixity_memo
         if reader.size != record.size:
             reader.close()
             raise DamagedError(

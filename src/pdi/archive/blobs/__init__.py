@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, BinaryIO, overload
 
 from pdi._closing import Closing
 from pdi.archive.blobs.memo import FixityMemo, Identity, identity
-from pdi.errors import DamagedError, IntegrityError
+from pdi.errors import DamagedError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -291,26 +291,29 @@ class ChunkedReader(Closing):
                 whole = start <= offset and offset + len(piece) <= end
                 keep(piece if whole else piece[max(start - offset, 0) : end - offset])
         if digest.hexdigest() != self.info.sha256:
-            raise DamagedError(
-                f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
-            )
+            raise self._damaged(f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}")
         self._whole_checked = True
 
     def _raw(self, offset: int, length: int) -> bytes:
         piece = self._read_raw(offset, length)
         if len(piece) != length:
-            raise DamagedError(
+            raise self._damaged(
                 f"the bytes of {self._name} are cut short: {self.info.size} octets recorded,"
                 f" fewer stored (octet {offset + len(piece)} is missing)"
             )
         return piece
+
+    def _damaged(self, message: str) -> DamagedError:
+        """The error of this blob's octets found other than recorded (``message`` says how and where), to raise:
+        a :class:`FileReader` first forgets the blob in its fixity memo, here and in every process sharing it."""
+        return DamagedError(message)
 
     def _chunk(self, index: int) -> bytes:
         size = self.info.chunk_size
         offset = index * size
         piece = self._raw(offset, min(size, self.info.size - offset))
         if hashlib.sha256(piece).digest() != self.info.chunk_digest(index):
-            raise DamagedError(
+            raise self._damaged(
                 f"the bytes of {self._name} are damaged: chunk {index} (octets {offset}"
                 f" to {offset + len(piece) - 1}) does not match its SHA-256"
             )
@@ -399,9 +402,7 @@ class ChunkedReader(Closing):
             digest.update(piece)
             size += len(piece)
         if size != self.info.size or digest.hexdigest() != self.info.sha256:
-            raise DamagedError(
-                f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}"
-            )
+            raise self._damaged(f"the bytes of {self._name} do not match their SHA-256 {self.info.sha256}")
 
     def audit(self) -> Audit:
         """Read every stored octet (to the real end, whatever the catalog says): whole SHA-256, size, damaged chunks."""
@@ -466,7 +467,7 @@ class FileReader(ChunkedReader):
         begun (a reader that means to read what is there whatever its size, an audit, does not ask)."""
         if self.stored != self.info.size:
             self.close()
-            raise DamagedError(f"the bytes of {self._name} are {'cut short' if self.stored < self.info.size else 'longer'}:"
+            raise self._damaged(f"the bytes of {self._name} are {'cut short' if self.stored < self.info.size else 'longer'}:"
                                f" {self.info.size} octets recorded, {self.stored} stored")
 
     def _pread(self, offset: int, length: int) -> bytes:
@@ -492,6 +493,22 @@ class FileReader(ChunkedReader):
     def identity(self) -> Identity:
         """The identity of the open file now (``fstat``): see :mod:`pdi.archive.blobs.memo`."""
         return identity(self.fd)
+
+    def _damaged(self, message: str) -> DamagedError:
+        if self.memo is not None:
+            self.memo.forget(self.info.sha256)
+        return super()._damaged(message)
+
+    def unchanged(self, verified: Identity) -> bool:
+        """Whether the file is still as it was ``verified`` (its chunks all remembered so, and being sent without
+        hashing): if not, the blob is forgotten in the memo, here and in every process sharing it, as a damaged
+        chunk found is (a file changed under a send may be damaged; it is hashed at its next read whatever the
+        memo held)."""
+        if identity(self.fd) == verified:
+            return True
+        if self.memo is not None:
+            self.memo.forget(self.info.sha256)
+        return False
 
     def trusted(self, start: int, end: int) -> Identity | None:
         """The file's identity now if every chunk holding octets ``[start, end)`` is remembered verified for it, else ``None``."""
@@ -520,11 +537,7 @@ class FileReader(ChunkedReader):
             size = self.info.chunk_size
             offset = index * size
             return self._raw(offset, min(size, self.info.size - offset))
-        try:
-            piece = super()._chunk(index)
-        except IntegrityError:
-            memo.forget(self.info.sha256)
-            raise
+        piece = super()._chunk(index)  # a damaged chunk: forgotten (_damaged)
         memo.note(self.info.sha256, before, index, self.info.chunk_count(), started)
         return piece
 
@@ -545,14 +558,16 @@ class FileReader(ChunkedReader):
 _NOWAIT: int = getattr(os, "RWF_NOWAIT", 0)
 
 
-def read_cached(info: BlobInfo, path: str) -> bytes | None:
+def read_cached(info: BlobInfo, path: str, memo: FixityMemo | None = None) -> bytes | None:
     """A chunked blob's octets read at once from its local file with ``RWF_NOWAIT`` and each chunk checked
     against its SHA-256, or ``None`` when that cannot be done without waiting or is not so (the file shorter,
     not all in the page cache, a chunk damaged, no such flag): the caller then reads it with a
     :class:`FileReader`, which says what is wrong.
 
     For a small blob an event loop's thread answers (one ``open``, one ``preadv``, one ``close``): every
-    chunk is hashed, whatever a :class:`~pdi.archive.blobs.memo.FixityMemo` holds.
+    chunk is hashed, whatever a :class:`~pdi.archive.blobs.memo.FixityMemo` holds. A blob read whole and found
+    damaged is forgotten in ``memo`` (the reader's memo, here and in every process sharing it), so that the
+    :class:`FileReader` the caller reads it with next hashes it again, and refuses it, whatever the memo held.
     """
     size, digests = info.size, info.chunks
     if not _NOWAIT or not info.chunked or len(digests) != 32 * info.chunk_count():
@@ -570,7 +585,10 @@ def read_cached(info: BlobInfo, path: str) -> bytes | None:
         os.close(fd)
     if got != size:
         return None
-    return checked(info, bytes(buffer))
+    data = checked(info, bytes(buffer))
+    if data is None and memo is not None:
+        memo.forget(info.sha256)
+    return data
 
 
 def checked(info: BlobInfo, data: bytes) -> bytes | None:

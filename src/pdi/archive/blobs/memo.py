@@ -49,8 +49,10 @@ a blob file is verified for one identity, the memo writes there "this blob
 file, with this identity, was verified until this expiry" (nothing else: no
 chunk of a file verified in part), and any worker's memo trusts it for a file
 that ``fstat`` gives the same identity, until the same expiry, as it trusts
-its own. A worker that finds a chunk damaged writes a tombstone for the blob
-there (:meth:`SharedFixity.forget`), live for its memo's ``seconds``: while it
+its own. A worker that finds a blob file damaged writes a tombstone for the blob
+there (:meth:`SharedFixity.forget`), however it found it (a chunk that fails its digest, read by chunks or
+whole at once, a whole SHA-256 that fails, a file of another size than recorded, a file that changed under a
+send of it the memo vouched for), live for its memo's ``seconds``: while it
 is, every worker's memo refuses to trust the blob, its own entry included
 (dropped when seen), and no worker's note of the blob verified whole is
 written over it (a read that began before the damage was found and ends

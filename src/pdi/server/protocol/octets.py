@@ -179,8 +179,9 @@ def _frames(name: str, opened: Held | PDIError, boundary: str, *, stretches: boo
 
 
 def _unchanged(reader: FileReader, verified: Identity) -> bool:
-    """Whether the file is still as it was when its chunks were found verified."""
-    return reader.identity() == verified
+    """Whether the file is still as it was when its chunks were found verified (if not, the blob is forgotten in
+    the fixity memo: :meth:`~pdi.archive.blobs.FileReader.unchanged`)."""
+    return reader.unchanged(verified)
 
 
 class _Answer(StreamingResponse):

@@ -182,7 +182,7 @@ class PlainAnswers:
             if found.data is not None:
                 octets = checked(info, found.data)
             elif found.size == record.size:
-                octets = read_cached(info, found.path)
+                octets = read_cached(info, found.path, self.archive.fixity_memo)
             else:
                 octets = None
             if octets is None or len(octets) != record.size:

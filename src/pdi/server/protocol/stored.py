@@ -92,8 +92,9 @@ class FileSend(Response):
         self.end = end
 
     def unchanged(self) -> bool:
-        """Whether the file is still as it was when its chunks were found verified."""
-        return self.reader.identity() == self.verified
+        """Whether the file is still as it was when its chunks were found verified (if not, the blob is forgotten
+        in the fixity memo: :meth:`~pdi.archive.blobs.FileReader.unchanged`)."""
+        return self.reader.unchanged(self.verified)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
