@@ -13,6 +13,7 @@ from __future__ import annotations
 import mmap
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -345,3 +346,78 @@ def test_a_blob_file_cut_short_or_read_whole_and_found_damaged_is_forgotten_in_t
     with pytest.raises(IntegrityError, match="cut short"):
         archive.open_octets(name).close()
     assert other.forgotten(sha, time.monotonic())
+
+
+def _mounted_as(path: Path) -> str | None:
+    """The file system type /proc/self/mounts gives for the mount ``path`` is under (the longest mount point that
+    holds it), or ``None`` without /proc."""
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    resolved = str(path.resolve())
+    for line in lines:
+        point, fstype = line.split()[1].replace("\\040", " "), line.split()[2]
+        if (resolved == point or resolved.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+            best, kind = point, fstype
+    return kind
+
+
+@pytest.fixture
+def on_tmpfs() -> Iterator[Path]:
+    """A fresh directory on tmpfs (/dev/shm where it is one)."""
+    import shutil
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or _mounted_as(shm) != "tmpfs" or not os.access(shm, os.W_OK):
+        pytest.skip("no writable tmpfs at /dev/shm")
+    made = Path(tempfile.mkdtemp(prefix="pdi-memo-", dir=shm))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.mark.parametrize("where", ["tmpfs", "disk"])
+def test_the_memo_remembers_nothing_of_a_blob_file_on_tmpfs(
+    where: str, on_tmpfs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tmpfs never writes a page back, so a page written through a writable mmap stays dirty and later writes to it
+    never move the ctime: no racy window can vouch for a file there. Each read of it is hashed; the same blob on
+    the test's own file system (a disk's) is remembered as before."""
+    import pdi.archive.blobs
+    from pdi.archive.blobs.memo import SharedFixity
+    from support.hashed import CountingHashlib
+
+    root = on_tmpfs if where == "tmpfs" else tmp_path
+    assert (_mounted_as(root) == "tmpfs") == (where == "tmpfs")
+    archive = Archive.init(root / "archive")
+    try:
+        archive.add_series(S)
+        name = str(archive.add(S, OCTETS, format="octet-stream"))
+        path = Path(archive.store.blobs.blob_path(archive.resolve(name).sha256))  # type: ignore[attr-defined]
+        shared = SharedFixity()
+        archive.fixity_memo = memo = FixityMemo(600, racy_seconds=0.1, shared=shared)
+        wait_changed_ago(path, 0.15)
+        hashed = CountingHashlib()
+        monkeypatch.setattr(pdi.archive.blobs, "hashlib", hashed)
+        assert _read_all(archive, name) == OCTETS
+        assert hashed.octets == SIZE
+        assert _read_all(archive, name) == OCTETS
+        with archive.open_octets(name) as opened:
+            assert isinstance(opened.reader, FileReader)
+            now = opened.reader.identity()
+            sha = opened.reader.info.sha256
+        last = (SIZE - 1) // CHUNK_SIZE
+        if where == "tmpfs":
+            assert hashed.octets == 2 * SIZE  # hashed again
+            assert len(memo) == 0 and not _trusted(archive, name)
+            assert not shared.holds(sha, now, time.monotonic())
+        else:
+            assert hashed.octets == SIZE  # from the memo
+            assert len(memo) == 1 and _trusted(archive, name) and memo.holds(sha, now, 0, last)
+            assert shared.holds(sha, now, time.monotonic())
+    finally:
+        archive.close()

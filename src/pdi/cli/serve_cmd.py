@@ -78,7 +78,7 @@ DEFAULT_CACHE_MIB = 32
               help="How long chunks of a stored file that one read verified are trusted by the next reads, "
               "while the file is unchanged (its inode, size, mtime and ctime); a file verified whole by one worker "
               "is trusted by every worker; a file changed within the kernel's writeback delay and 10 s (45 s by "
-              "default) is hashed at every read; 0: hash every chunk of every read.")
+              "default) is hashed at every read, as is any file on tmpfs or ramfs; 0: hash every chunk of every read.")
 @click.option("--replay-port", type=click.IntRange(0, 65535), show_default="--port + 1 (any free port with --port 0)",
               help="Port of the replay origin, where archived web pages are served (same host, same workers).")
 @click.option("--replay-origin", help="Public URL of the replay origin, framed by /view "

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, BinaryIO, overload
 
 from pdi._closing import Closing
-from pdi.archive.blobs.memo import FixityMemo, Identity, identity
+from pdi.archive.blobs.memo import FixityMemo, Identity, identity, written_back
 from pdi.errors import DamagedError
 
 if TYPE_CHECKING:
@@ -456,11 +456,23 @@ class FileReader(ChunkedReader):
         self.stored = os.fstat(self.fd).st_size
         super().__init__(info, self._pread, name=name, close=self._close_fd)
         self.path = path
+        self._memo: FixityMemo | None = None
         self.memo = memo
         self._trust = True
         #: Read only what is in the page cache (``RWF_NOWAIT``): :class:`BlockingIOError` where the disk would be
         #: waited for (for an event loop's thread, which must not wait; where the system has no such flag, reads wait).
         self.nowait = False
+
+    @property
+    def memo(self) -> FixityMemo | None:
+        """The fixity memo this reader trusts and tells what it verifies: the one it was given, but none for a file
+        on a file system that never writes its pages back (tmpfs, ramfs: :func:`~pdi.archive.blobs.memo.written_back`),
+        whose every read is hashed."""
+        return self._memo
+
+    @memo.setter
+    def memo(self, memo: FixityMemo | None) -> None:
+        self._memo = memo if memo is None or written_back(self.fd) else None
 
     def check_size(self) -> None:
         """Refuse (:class:`DamagedError`, and close) a file cut short or grown, before a byte is read or an answer

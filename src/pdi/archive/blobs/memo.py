@@ -25,8 +25,10 @@ the page while it is dirty leave ``ctime`` as it was, until writeback
 ``dirty_writeback_centisecs``: 35 s by default) cleans the page and the next
 write sets it again. The racy window below is therefore never shorter than
 that delay (:func:`racy_window`). A file system that never writes its pages
-back (``tmpfs``) keeps such a page dirty for good: an archive's blobs belong
-on a disk's file system. Damage the kernel does not see (a disk's silent
+back (``tmpfs``, ``ramfs``) keeps such a page dirty for good, so no window
+would do: nothing is remembered of a blob file on one (:func:`written_back`,
+asked by the reader when it is given a memo), and each of its reads is
+hashed. Damage the kernel does not see (a disk's silent
 corruption under the page cache) is caught at the first read after the
 expiry, and always by ``pdi verify``, which never uses the memo.
 
@@ -79,6 +81,7 @@ import math
 import mmap
 import os
 import struct
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -133,6 +136,46 @@ def racy_window() -> float:
     """The racy window of a :class:`FixityMemo` not given one (seconds): :data:`RACY_SECONDS` or this system's
     :func:`writeback_seconds`, whichever is longer, read once a process."""
     return max(RACY_SECONDS, writeback_seconds())
+
+
+#: ``f_type`` of ``fstatfs`` for the file systems that never write a page back (linux/magic.h): tmpfs, ramfs.
+NEVER_WRITTEN_BACK = frozenset({0x01021994, 0x858458F6})
+
+
+@functools.cache
+def _fstatfs() -> Callable[[int], int | None] | None:
+    """``f_type`` of the file open as a descriptor, by the C library's ``fstatfs`` (``None`` if it fails), where it
+    is Linux's (whose ``struct statfs`` starts with ``f_type``, a word); else ``None``. Looked up once, when a
+    reader first needs it (ctypes is not loaded by every command)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        call = ctypes.CDLL(None, use_errno=True).fstatfs
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = (ctypes.c_int, ctypes.c_char_p)
+    call.restype = ctypes.c_int
+
+    def kind(fd: int) -> int | None:
+        found = ctypes.create_string_buffer(256)  # struct statfs: 120 octets on 64-bit Linux, 84 on 32-bit
+        if call(fd, found) != 0:
+            return None
+        return ctypes.c_long.from_buffer(found).value & 0xFFFFFFFF
+
+    return kind
+
+
+def written_back(fd: int) -> bool:
+    """Whether the file open as ``fd`` is on a file system that writes its dirty pages back (not tmpfs or ramfs:
+    :data:`NEVER_WRITTEN_BACK`), so that a racy window can vouch for it (see the module's docstring): ``False``
+    where ``fstatfs`` fails, ``True`` where there is none of Linux's (no such file systems to tell apart)."""
+    call = _fstatfs()
+    if call is None:
+        return True
+    kind = call(fd)
+    return kind is not None and kind not in NEVER_WRITTEN_BACK
 
 
 def identity(fd: int) -> Identity:
