@@ -139,6 +139,8 @@ def test_a_blob_forgotten_in_another_process_is_trusted_by_no_memo_here_even_its
 
 
 def test_a_set_full_of_live_tombstones_keeps_them_all() -> None:
+    """Tombstones have a table of their own: a set full of them keeps them all, and a blob never forgotten is still
+    noted (in the table of blobs verified, which its set's tombstones do not fill)."""
     clock = [0.0]
     shared = SharedFixity(SharedFixity.WAYS)  # one set
     memo = FixityMemo(600, clock=lambda: clock[0], shared=shared)
@@ -148,7 +150,11 @@ def test_a_set_full_of_live_tombstones_keeps_them_all() -> None:
     for digest in [*forgotten, "f" * 64]:
         memo.note(digest, OLD, 0, 1, time.time_ns())
     other = FixityMemo(600, clock=lambda: clock[0], shared=shared)
-    assert not any(other.holds(digest, OLD, 0, 0) for digest in [*forgotten, "f" * 64])
+    assert not any(other.holds(digest, OLD, 0, 0) for digest in forgotten)
+    assert other.holds("f" * 64, OLD, 0, 0)
+    memo.forget("e" * 64)  # a ninth: in the place of the tombstone that expires first (all alike here: one of them)
+    assert other.holds("f" * 64, OLD, 0, 0) and not other.holds("e" * 64, OLD, 0, 0)
+    assert sum(shared.forgotten(digest, clock[0]) for digest in [*forgotten, "e" * 64]) == SharedFixity.WAYS
 
 
 def test_a_full_table_takes_the_slot_that_expires_first_and_never_holds_another_blob() -> None:
@@ -403,3 +409,50 @@ def test_a_blob_file_changed_while_sent_from_the_table_is_forgotten_by_every_wor
         assert len(calls) == 1  # sent by no sendfile again
         ranged = client.get(n2r(base, name), headers={"Range": f"bytes={2 * CHUNK_SIZE}-{2 * CHUNK_SIZE + 200}"})
         assert ranged.status_code == 500
+
+
+def test_no_tombstone_is_lost_to_notes_of_the_blob_written_at_the_same_instant() -> None:
+    """One process (a worker whose reads end as the damage is found) notes the blobs of a set verified whole as fast
+    as it can, while this one forgets them one by one: every tombstone is there when its forget returns and after,
+    and no blob is held, whichever note chose its slot before a tombstone was written and wrote after it."""
+    rounds = 40
+    ways = SharedFixity.WAYS
+    tables = [SharedFixity(ways) for _ in range(rounds)]  # one set each: all its blobs in the same slots
+    digests = [[f"{r:032x}{n:032x}" for n in range(ways)] for r in range(rounds)]
+    steps = mmap.mmap(-1, 16)  # shared with the child: the round this process is in, the round the child notes
+
+    def hammer() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            at = int.from_bytes(steps[0:8], "little")
+            if at >= rounds:
+                return
+            for digest in digests[at]:
+                tables[at].note(digest, OLD, time.monotonic() + 600, time.monotonic())
+            steps[8:16] = at.to_bytes(8, "little")
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not gathered
+        try:
+            hammer()
+        finally:
+            os._exit(0)
+    try:
+        for at in range(rounds):
+            steps[0:8] = at.to_bytes(8, "little")
+            deadline = time.monotonic() + 10
+            while int.from_bytes(steps[8:16], "little") != at and time.monotonic() < deadline:
+                pass  # until the child notes this round's blobs
+            for digest in digests[at]:
+                tables[at].forget(digest, time.monotonic() + 600, time.monotonic())
+                assert tables[at].forgotten(digest, time.monotonic())
+            time.sleep(0.002)  # the child's notes go on a while
+    finally:
+        steps[0:8] = rounds.to_bytes(8, "little")
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    now = time.monotonic()
+    lost = [(at, digest) for at in range(rounds) for digest in digests[at] if not tables[at].forgotten(digest, now)]
+    assert not lost, f"{len(lost)} tombstones of {rounds * ways} lost"
+    held = [(at, digest) for at in range(rounds) for digest in digests[at] if tables[at].holds(digest, OLD, now)]
+    assert not held

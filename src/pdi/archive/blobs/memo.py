@@ -56,9 +56,10 @@ there (:meth:`SharedFixity.forget`), however it found it (a chunk that fails its
 whole at once, a whole SHA-256 that fails, a file of another size than recorded, a file that changed under a
 send of it the memo vouched for), live for its memo's ``seconds``: while it
 is, every worker's memo refuses to trust the blob, its own entry included
-(dropped when seen), and no worker's note of the blob verified whole is
-written over it (a read that began before the damage was found and ends
-after it). Why memory shared from before the fork, and not a file in the
+(dropped when seen), and no worker's note of the blob verified whole
+outweighs it (a read that began before the damage was found and ends
+after it): tombstones are kept in a table of their own, which a note reads
+and never writes. Why memory shared from before the fork, and not a file in the
 archive or the catalog: only the server's own processes can write it (a file
 beside the blobs could be written by whoever may write there, to vouch for a
 file they changed, and a user that may only read the archive could not make
@@ -68,9 +69,15 @@ write to the disk or the catalog for each blob verified. A slot is written
 whole with a BLAKE2b check over it, and read without a lock: a slot two
 processes wrote at once, or read while it was written, fails its check and
 is taken as empty (no lock a worker killed while it held it could leave
-held for the others). Without a lock, a note that chose its slot an
-instant before a tombstone was written there (microseconds) writes over it,
-or tears it: that tombstone is lost.
+held for the others). Without a lock, a note that looked for a tombstone
+an instant before one was written (microseconds) writes its slot all the
+same, but in the other table: the tombstone stays, and is found by every
+``holds``. Two processes that find two blobs of one set damaged in the
+same microseconds (1 in 1,024 by default to share a set) write their
+tombstones into empty slots drawn at random, and each reads its own again
+after and writes it again where it was torn or written over; the one
+written first can still be lost where both drew the same slot and the
+second wrote after the first had read its own again.
 """
 
 from __future__ import annotations
@@ -107,7 +114,8 @@ UNKNOWN_WRITEBACK = 60.0
 #: Chunks remembered at most, over all blobs (16 Mi chunks of 1 MiB: 16 TiB, 2 MiB of bits).
 DEFAULT_MAX_CHUNKS = 1 << 24
 
-#: Blob files :class:`SharedFixity` remembers verified at most (by default: 6 MiB of memory shared by the workers).
+#: Blob files :class:`SharedFixity` remembers verified at most (by default: 6 MiB of memory shared by the workers,
+#: and 0.76 MiB for as many as 8,192 tombstones).
 DEFAULT_SHARED_BLOBS = 1 << 16
 
 #: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` of an open blob file.
@@ -205,11 +213,14 @@ class SharedFixity:
     first is taken. Each slot is the blob's SHA-256, its kind, the file's identity, its expiry
     (:func:`time.monotonic`, which is the system's one clock for every process) and a BLAKE2b check of them,
     written in one copy; a slot whose check fails (written by two processes at once, read while written, or
-    empty) holds nothing. A slot of the kind "forgotten" (a tombstone: :meth:`forget`) says that no process may
-    trust the blob until its expiry, whatever its own memo or another slot holds; :meth:`note` never writes over
-    a live one."""
+    empty) holds nothing. Tombstones (:meth:`forget`: no process may trust the blob until its expiry, whatever its
+    own memo or the table holds) are kept in a table of their own, an eighth as large (a set of it for each eight
+    of the other's, chosen by the same hash), which :meth:`note` reads but never writes: a note cannot write over
+    a tombstone, however the two interleave."""
 
     WAYS = 8
+    #: Sets of the table of blobs verified for each set of the table of tombstones.
+    GRAVES_EVERY = 8
     _FIELDS = struct.Struct("<32sB5qd")
     _CHECK = 16
     _SLOT = _FIELDS.size + _CHECK
@@ -219,105 +230,131 @@ class SharedFixity:
         if blobs < 1:
             raise ValueError("a shared fixity memo holds 1 blob or more")
         self._sets = -(-blobs // self.WAYS)
+        self._grave_sets = -(-self._sets // self.GRAVES_EVERY)
         self._key = os.urandom(32)
         self._placing = hashlib.blake2b(key=self._key, digest_size=8)  # copied for each blob: the key set up once
         # anonymous and MAP_SHARED (mmap's default): the same pages in every process forked from this one
         self._map = mmap.mmap(-1, self._sets * self.WAYS * self._SLOT)
+        self._graves = mmap.mmap(-1, self._grave_sets * self.WAYS * self._SLOT)
 
-    def _place(self, digest: bytes) -> range:
-        """Where the slots of the set of the blob whose SHA-256 is ``digest`` start."""
+    def _index(self, digest: bytes) -> int:
+        """The keyed hash of the blob whose SHA-256 is ``digest`` that places it in each table."""
         placing = self._placing.copy()
         placing.update(digest)
-        index = int.from_bytes(placing.digest(), "little")
-        start = (index % self._sets) * self.WAYS * self._SLOT
-        return range(start, start + self.WAYS * self._SLOT, self._SLOT)
+        return int.from_bytes(placing.digest(), "little")
 
-    def _slot(self, at: int) -> tuple[bytes, int, Identity, float] | None:
-        """The slot at ``at`` (SHA-256, kind, identity, expiry), if its check holds."""
-        raw = self._map[at : at + self._SLOT]
+    def _place(self, digest: bytes) -> tuple[range, range]:
+        """Where the slots of the sets of the blob whose SHA-256 is ``digest`` start: in the table of blobs verified,
+        in the table of tombstones."""
+        index = self._index(digest)
+        span = self.WAYS * self._SLOT
+        start, grave = (index % self._sets) * span, (index % self._grave_sets) * span
+        return range(start, start + span, self._SLOT), range(grave, grave + span, self._SLOT)
+
+    def _slot(self, table: mmap.mmap, at: int) -> tuple[bytes, int, Identity, float] | None:
+        """The slot at ``at`` of ``table`` (SHA-256, kind, identity, expiry), if its check holds."""
+        raw = table[at : at + self._SLOT]
         fields = raw[: self._FIELDS.size]
         if hashlib.blake2b(fields, key=self._key, digest_size=self._CHECK).digest() != raw[self._FIELDS.size :]:
             return None
         digest, kind, dev, ino, size, mtime, ctime, expires = self._FIELDS.unpack(fields)
         return digest, kind, (dev, ino, size, mtime, ctime), expires
 
-    def _write(self, at: int, digest: bytes, kind: int, identity: Identity, expires: float) -> None:
+    def _made(self, digest: bytes, kind: int, identity: Identity, expires: float) -> bytes:
         fields = self._FIELDS.pack(digest, kind, *identity, expires)
-        self._map[at : at + self._SLOT] = fields + hashlib.blake2b(
-            fields, key=self._key, digest_size=self._CHECK).digest()
+        return fields + hashlib.blake2b(fields, key=self._key, digest_size=self._CHECK).digest()
 
-    def forgotten(self, sha256: str, clock: float) -> bool:
-        """Whether a process found the blob damaged and its tombstone is live at ``clock``: one keyed hash to
-        find the set, and a check only of a slot of this blob marked forgotten."""
-        digest = bytes.fromhex(sha256)
-        place = self._place(digest)
-        block = self._map[place.start : place.stop]
+    def _buried(self, digest: bytes, graves: range, clock: float) -> bool:
+        """Whether a live tombstone of the blob is in its set of the table of tombstones: a slice and a search, and
+        a check only of a slot that starts with the SHA-256."""
+        block = self._graves[graves.start : graves.stop]
         at = block.find(digest)
         while at >= 0:
-            if at % self._SLOT == 0 and block[at + 32] == self._FORGOTTEN:
-                slot = self._slot(place.start + at)
+            if at % self._SLOT == 0:
+                slot = self._slot(self._graves, graves.start + at)
                 if slot is not None and slot[0] == digest and slot[1] == self._FORGOTTEN and clock < slot[3]:
                     return True
             at = block.find(digest, at + 1)
         return False
 
+    def forgotten(self, sha256: str, clock: float) -> bool:
+        """Whether a process found the blob damaged and its tombstone is live at ``clock``: one keyed hash to
+        find the set, and a check only of a slot of this blob."""
+        digest = bytes.fromhex(sha256)
+        return self._buried(digest, self._place(digest)[1], clock)
+
     def holds(self, sha256: str, now: Identity, clock: float) -> bool:
         """Whether the blob was verified whole for the file as it is ``now``, ``clock`` is before the expiry, and
-        no process has forgotten it since."""
+        no process has forgotten it since: one keyed hash, a slice of the blob's set and a search, a check only of
+        a slot that starts with its SHA-256, and the same in the table of tombstones only then."""
         digest = bytes.fromhex(sha256)
+        index = self._index(digest)
+        span = self.WAYS * self._SLOT
+        start = (index % self._sets) * span
+        block = self._map[start : start + span]
+        at = block.find(digest)
         held = False
-        for at in self._place(digest):
-            if self._map[at : at + 32] == digest:
-                slot = self._slot(at)
-                if slot is None or slot[0] != digest or clock >= slot[3]:
-                    continue
-                if slot[1] == self._FORGOTTEN:
-                    return False
-                held = held or (slot[1] == self._VERIFIED and slot[2] == now)
-        return held
+        while at >= 0 and not held:
+            if at % self._SLOT == 0:
+                slot = self._slot(self._map, start + at)
+                held = (slot is not None and slot[0] == digest and slot[1] == self._VERIFIED and clock < slot[3]
+                        and slot[2] == now)
+            at = block.find(digest, at + 1)
+        if not held:
+            return False
+        grave = (index % self._grave_sets) * span
+        return not self._buried(digest, range(grave, grave + span, self._SLOT), clock)
 
     def note(self, sha256: str, verified: Identity, expires: float, clock: float) -> None:
         """Every chunk of the blob was verified, read from the file as it was ``verified``: trusted until
-        ``expires``, unless a process has forgotten the blob and its tombstone is live. The slot taken: the blob's
-        own, else an empty or expired one, else the one that expires first; never another blob's live tombstone
-        (nothing is written where every slot of the set is one)."""
+        ``expires``, unless a process has forgotten the blob and its tombstone is live (then nothing is written;
+        a tombstone written after this looked is in a table this never writes, and :meth:`holds` finds it). The
+        slot taken: the blob's own, else an empty or expired one, else the one that expires first."""
         digest = bytes.fromhex(sha256)
+        slots, graves = self._place(digest)
+        if self._buried(digest, graves, clock):
+            return
         chosen: tuple[int, float, int] | None = None
-        for at in self._place(digest):
-            slot = self._slot(at)
+        for at in slots:
+            slot = self._slot(self._map, at)
             if slot is not None and slot[0] == digest:
-                if slot[1] == self._FORGOTTEN and clock < slot[3]:
-                    return
                 rank = (0, 0.0, at)
             elif slot is None or slot[3] <= clock:
                 rank = (1, 0.0, at)
-            elif slot[1] == self._VERIFIED:
-                rank = (2, slot[3], at)
             else:
-                continue
+                rank = (2, slot[3], at)
             chosen = rank if chosen is None else min(chosen, rank)
         if chosen is not None:
-            self._write(chosen[2], digest, self._VERIFIED, verified, expires)
+            self._map[chosen[2] : chosen[2] + self._SLOT] = self._made(digest, self._VERIFIED, verified, expires)
 
     def forget(self, sha256: str, expires: float, clock: float) -> None:
         """Trust nothing of this blob any more, in any process, until ``expires`` (a read found it damaged): a
-        tombstone in the blob's own slot, else an empty or expired one, else the one that expires first (another
-        blob's verified slot before another blob's tombstone)."""
+        tombstone in the blob's own slot of the table of tombstones, else an empty or expired one (drawn at
+        random), else the one that expires first; read again after it is written, and written again where it is not
+        there (torn, or written over by another process's tombstone: the slot is then that one's). The table's
+        slots of the blob verified are emptied."""
         digest = bytes.fromhex(sha256)
-        ranks: list[tuple[int, float, int]] = []
-        for at in self._place(digest):
-            slot = self._slot(at)
-            if slot is not None and slot[0] == digest:
-                ranks.append((0, 0.0, at))
-            elif slot is None or slot[3] <= clock:
-                ranks.append((1, 0.0, at))
-            else:
-                ranks.append((2 if slot[1] == self._VERIFIED else 3, slot[3], at))
-        ranks.sort()
-        for rank in ranks[1:]:
-            if rank[0] == 0:  # a second slot of this blob (two processes noted it at once): emptied
-                self._map[rank[2] : rank[2] + self._SLOT] = bytes(self._SLOT)
-        self._write(ranks[0][2], digest, self._FORGOTTEN, (0, 0, 0, 0, 0), expires)
+        slots, graves = self._place(digest)
+        made = self._made(digest, self._FORGOTTEN, (0, 0, 0, 0, 0), expires)
+        for _ in range(self.WAYS):
+            ranks: list[tuple[int, float, int]] = []
+            for at in graves:
+                slot = self._slot(self._graves, at)
+                if slot is not None and slot[0] == digest:
+                    ranks.append((0, 0.0, at))
+                elif slot is None or slot[3] <= clock:
+                    ranks.append((1, 0.0, at))
+                else:
+                    ranks.append((2, slot[3], at))
+            free = [rank[2] for rank in ranks if rank[0] == 1]
+            # an empty slot drawn at random: two processes forgetting two blobs of the set at once seldom draw one
+            at = min(ranks)[2] if len(free) < 2 or min(ranks)[0] == 0 else free[os.urandom(1)[0] % len(free)]
+            self._graves[at : at + self._SLOT] = made
+            if self._graves[at : at + self._SLOT] == made:
+                break
+        for at in slots:
+            if self._map[at : at + 32] == digest:
+                self._map[at : at + self._SLOT] = bytes(self._SLOT)
 
 
 class FixityMemo:
