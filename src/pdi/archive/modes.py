@@ -26,10 +26,12 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from pdi.errors import StoreError
 
-__all__ = ["NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in", "readable_by_others"]
+__all__ = ["EXPORT", "NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in", "open_private",
+           "readable_by_others"]
 
 #: The mode of an archive's folder that ``pdi init`` or ``pdi restore`` makes: its owner's alone (``initdb``'s).
 NEW_ARCHIVE = 0o700
@@ -41,6 +43,11 @@ class Modes:
 
     folder: int = 0o700  #: each folder made in it (``blobs/``, ``blobs/ab/``, ``tmp/``, ``sgml/``)
     file: int = 0o600  #: each file made in it (the catalog, a dump, a marker, the registry; a key is 0600 always)
+
+
+#: What an export (``pdi export``'s bag, its WACZ) is made of, whatever the umask: its owner's alone, as it may
+#: hold a private series' documents (its owner shares one with ``chmod``: docs/reference/backup.md).
+EXPORT = Modes()
 
 
 def modes_in(folder: Path | None) -> Modes:
@@ -98,6 +105,21 @@ def make_private(path: Path, mode: int, *, exist_ok: bool = False) -> None:
             os.fchmod(fd, mode)
     finally:
         os.close(fd)
+
+
+def open_private(path: Path | str, mode: int) -> BinaryIO:
+    """``path`` opened to write (made, or one there emptied), of permissions ``mode`` whatever the umask: what is
+    written in it is never readable by more than ``mode`` allows. A device or a named pipe there is written as it
+    is, its mode unchanged."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            with contextlib.suppress(OSError):  # as make_folder's
+                os.fchmod(fd, mode)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 #: What of a directory archive ``pdi init`` tells every local user can read (:func:`readable_by_others`).

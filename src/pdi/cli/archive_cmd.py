@@ -435,6 +435,11 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, work
     is removed however the export ends; a disk that fills fails it (exit 8)
     naming the folder and about the room needed, and leaves no WACZ.
 
+    Either is its owner's alone whatever the umask (folders 0700, files
+    0600), as it may hold a private series' documents: to share a bag with
+    its group, chmod -R g+rX DIRECTORY (a WACZ: chmod g+r OUT.wacz). A WACZ
+    written to - is of the file the shell made.
+
     Either reads one snapshot of the catalog: what is deposited or
     withdrawn while it runs is not seen. A name purged meanwhile whose
     octets were in files or S3 fails it (exit 8): export again.

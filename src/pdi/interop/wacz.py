@@ -58,6 +58,7 @@ from pdi import __version__
 from pdi._files import written_whole
 from pdi._workdirs import WorkFolder
 from pdi.archive import Archive, canonical_series
+from pdi.archive.modes import EXPORT, open_private
 from pdi.archive.store import RepresentationRecord
 from pdi.errors import (
     IntegrityError,
@@ -707,7 +708,9 @@ def _write_zip(
     # Opened here for writing only: zipfile, given a name, opens it for reading and writing first, and a named pipe
     # so opened (then closed, as it cannot seek) let a waiting reader in and told it the end of the file.
     with contextlib.ExitStack() as opened:
-        out = opened.enter_context(open(path, "wb")) if isinstance(path, Path) else path
+        # A file of its owner's alone whatever the umask (it may hold a private series' pages); a pipe or a
+        # device as it is.
+        out = opened.enter_context(open_private(path, EXPORT.file)) if isinstance(path, Path) else path
         with zipfile.ZipFile(out, "w") as zf:
             add(zf, f"archive/{WARC_NAME}", warc[0], stored=True, sha256=warc[1])  # WACZ §: WARCs stored, so replay can seek
             add(zf, "indexes/index.cdx", cdx_path, stored=False)

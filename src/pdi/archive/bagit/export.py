@@ -3,7 +3,10 @@
 The catalog is read in one snapshot, a page at a time; ``data/catalog.json``
 (:mod:`pdi.archive.bagit.catalog` reads it back) is written a line a
 representation as the names are read, then each object once, named by its
-SHA-256, with a line of ``manifest-sha256.txt`` as it is written. The parse
+SHA-256, with a line of ``manifest-sha256.txt`` as it is written. Each
+folder of the bag is its owner's alone (0700) and each file 0600, whatever
+the umask (:data:`pdi.archive.modes.EXPORT`): a bag may hold a private
+series' documents. The parse
 kept of each SGML document (its element index) is written beside them,
 ``data/element-indexes/<sha256>``, named in its representation's
 ``element_index``, so that the archive the bag is imported into answers its
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION, PARSES
 from pdi.archive.base import purged_meanwhile
+from pdi.archive.modes import EXPORT, make_folder, open_private
 from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
 from pdi.archive.store import ListQuery, RepresentationRecord, SeriesRecord
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
@@ -84,7 +89,8 @@ def export_bag(
     try:
         if staging.exists():
             shutil.rmtree(staging)
-        (staging / "data" / "objects").mkdir(parents=True)
+        for folder in (staging, staging / "data", staging / "data" / "objects"):  # each its owner's alone
+            make_folder(folder, EXPORT.folder, parents=folder == staging)
         copying: str | None = None  # the blob being copied
         with _purged_meanwhile(archive, lambda: copying), archive.store.snapshot():
             all_series = {s.name: s for s in archive.store.list_series()}
@@ -95,7 +101,8 @@ def export_bag(
                 while parent is not None and parent not in chosen:
                     chosen.add(parent)
                     parent = all_series[parent].parent
-            with (staging / "manifest-sha256.txt").open("w", encoding="utf-8") as manifest:
+            with io.TextIOWrapper(open_private(staging / "manifest-sha256.txt", EXPORT.file),
+                                  encoding="utf-8") as manifest:
                 parses: dict[str, int] = {}
                 catalog_sha, catalog_octets, count = _write_catalog(
                     archive, staging / "data" / "catalog.json",
@@ -168,7 +175,7 @@ def _copy_blob(archive: Exporting, sha256: str, path: Path) -> int:
         raise IntegrityError(f"blob {sha256} is missing; run pdi verify before exporting")
     digest = hashlib.sha256()
     size = 0
-    with reader, path.open("wb") as out:
+    with reader, open_private(path, EXPORT.file) as out:
         for piece in reader.chunks():
             digest.update(piece)
             out.write(piece)
@@ -220,8 +227,9 @@ class _ParseWriter:
         if index is not None and index[:4] == MAGIC and not made_by_an_earlier_reading(index):
             sha256 = hashlib.sha256(index).hexdigest()
             if sha256 not in self.written:
-                self.folder.mkdir(exist_ok=True)
-                (self.folder / sha256).write_bytes(index)
+                make_folder(self.folder, EXPORT.folder)
+                with open_private(self.folder / sha256, EXPORT.file) as out:
+                    out.write(index)
                 self.written[sha256] = len(index)
         self.of[source] = sha256
         return sha256
@@ -245,7 +253,7 @@ def _write_catalog(
     scope = None if selected is None else set(selected)
     query = ListQuery(series=selected[0]) if selected is not None and len(selected) == 1 else ListQuery()
     namer = Namer()
-    with path.open("wb") as handle:
+    with open_private(path, EXPORT.file) as handle:
         out = _HashingWriter(handle)
         out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
                   f' "source": {line(archive.location)},\n"series": [')
@@ -302,4 +310,5 @@ def _write_items(out: _HashingWriter, items: Iterable[object]) -> int:
 
 
 def _write_tag(bag: Path, name: str, text: str) -> None:
-    (bag / name).write_text(text, encoding="utf-8")
+    with open_private(bag / name, EXPORT.file) as out:
+        out.write(text.encode("utf-8"))
