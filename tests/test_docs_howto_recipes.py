@@ -209,7 +209,7 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
     schema version 13, fifteen blobs, no XML or SGML document), its paths moved under a temporary directory:
     ``pdi init --backup`` backs it up at 13 and migrates it to this pdi's schema version, and a second run backs
     up nothing; its HTML page's element index (an earlier reading's) is made anew; the fifteen blobs verify; the backup restores at 13 (its one blob
-    file hard-linked: blobs of at most 64 KiB are rows of the catalog)."""
+    file copied: blobs of at most 64 KiB are rows of the catalog)."""
     from pdi.archive.store import SCHEMA_VERSION
 
     (tmp_path / "var/lib/pdi").mkdir(parents=True)

@@ -283,6 +283,44 @@ def test_restore_refuses_an_existing_archive(tmp_path: Path) -> None:
     assert _pdi("verify", "--archive", str(tmp_path / "copy")).returncode == 0
 
 
+def test_a_restore_drill_shares_no_blob_file_with_its_backup(tmp_path: Path) -> None:
+    """docs/how-to/backup.md's drill, ``pdi restore BACKUP --to DRILL``, on the backup's own file system: a blob
+    changed in the drill (after a ``chmod``, as the trial that found it did) leaves the backup's as it was, and the
+    backup restores again, ``pdi verify`` clean. (Hard-linked by default, the change was the backup's too.)"""
+    root, dest, drill = tmp_path / "archive", tmp_path / "b", tmp_path / "drill"
+    _small_archive(root)
+    backup(str(root), dest, copy=True)
+    before = {path.name: path.read_bytes() for path in (dest / "blobs").glob("*/*")}
+    assert len(before) == 2 and all(hashlib.sha256(data).hexdigest() == name for name, data in before.items())
+    result = _pdi("restore", str(dest), "--to", str(drill))
+    assert result.returncode == 0, result.stderr
+    assert ": 2 blobs copied, 0 hard-linked;" in result.stdout
+    for blob in (drill / "blobs").glob("*/*"):
+        assert blob.stat().st_nlink == 1 and not os.path.samestat(blob.stat(), (dest / "blobs" / blob.parent.name /
+                                                                                 blob.name).stat())
+        blob.chmod(0o644)
+        blob.write_bytes(_damaged(blob.read_bytes()))
+    assert _pdi("verify", "--archive", str(drill)).returncode == 3  # the drill is damaged, as it was made to be
+    assert {path.name: path.read_bytes() for path in (dest / "blobs").glob("*/*")} == before
+    again = _pdi("restore", str(dest), "--to", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    verified = _pdi("verify", "--archive", str(tmp_path / "again"))
+    assert verified.returncode == 0 and " 0 problems" in verified.stdout, verified.stdout + verified.stderr
+
+
+def test_restore_link_hard_links_blob_files_and_copy_is_the_defaults_name(tmp_path: Path) -> None:
+    root, dest = tmp_path / "archive", tmp_path / "b"
+    _small_archive(root)
+    backup(str(root), dest, copy=True)
+    linked = _pdi("restore", str(dest), "--to", str(tmp_path / "linked"), "--link")
+    assert linked.returncode == 0 and ": 0 blobs copied, 2 hard-linked;" in linked.stdout, linked.stderr
+    for blob in (tmp_path / "linked" / "blobs").glob("*/*"):
+        assert os.path.samestat(blob.stat(), (dest / "blobs" / blob.parent.name / blob.name).stat())
+    copied = _pdi("restore", str(dest), "--to", str(tmp_path / "copied"), "--copy")
+    assert copied.returncode == 0 and ": 2 blobs copied, 0 hard-linked;" in copied.stdout, copied.stderr
+    assert [blob.stat().st_nlink for blob in (tmp_path / "copied" / "blobs").glob("*/*")] == [1, 1]
+
+
 def test_a_restore_from_a_backup_missing_a_blob_says_the_backup_is_incomplete(tmp_path: Path) -> None:
     """Not "run the backup again" (what a backup meeting a blob purged meanwhile says): after the loss a restore is
     for, the backup cannot be made again."""

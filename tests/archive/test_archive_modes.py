@@ -208,7 +208,7 @@ def test_a_restored_archive_is_made_as_pdi_init_makes_one(tmp_path: Path, copy: 
     _pdi(0o022, "init", str(root))
     digest = _fill(root, 0o022, tmp_path)
     _pdi(0o022, "backup", str(dest), "--archive", str(root))
-    _pdi(0o022, "restore", str(dest), "--to", str(again), *(["--copy"] if copy else []))
+    _pdi(0o022, "restore", str(dest), "--to", str(again), *([] if copy else ["--link"]))
     assert mode(again) == 0o700
     with _held_open(again, 0o022):
         _check(again, digest, 0o700, 0o600)

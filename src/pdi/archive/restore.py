@@ -177,13 +177,16 @@ def _make_way_for_schema(url: str, schema: str) -> None:
 # --- restore -----------------------------------------------------------------------------
 
 
-def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool = False,
+def restore(source: str | os.PathLike[str], to: str | None = None, *, link: bool = False,
             progress: Progress | None = None, blobs: str | None = None) -> tuple[str, BackupDone]:
     """Restore the backup in ``source`` to ``to`` (default: where it was taken); where, and what was done.
 
-    ``copy``: copy blob files even where a hard link could be made. ``blobs`` (``s3://BUCKET/PREFIX``): an
-    archive whose blobs are in S3 is restored with them in this store instead of the one it recorded, every blob
-    uploaded there from the backup (a drill that must not share the live archive's bucket, or a bucket lost).
+    Blob files are copied, so that the restored archive shares no file with its backup (a blob changed in
+    the one, after a ``chmod``, would be changed in the other). ``link``: hard-link them where the backup is on
+    the same file system (seconds, whatever their size), the two sharing each blob's file. ``blobs``
+    (``s3://BUCKET/PREFIX``): an archive whose blobs are in S3 is restored with them in this store instead of
+    the one it recorded, every blob uploaded there from the backup (a drill that must not share the live
+    archive's bucket, or a bucket lost).
     """
     src = Path(source)
     marker = read_marker(src)
@@ -216,7 +219,7 @@ def restore(source: str | os.PathLike[str], to: str | None = None, *, copy: bool
         if is_postgres_url(location):
             raise UnsupportedError(f"{src} is a backup of a SQLite archive: restore it to a directory"
                                    " (pdi export and pdi import move an archive to PostgreSQL); nothing was written")
-        done = _restore_sqlite(src, Path(location), started_at, copy, progress, blobs)
+        done = _restore_sqlite(src, Path(location), started_at, link, progress, blobs)
     else:
         if not is_postgres_url(location):
             raise UnsupportedError(f"{src} is a backup of a PostgreSQL archive: restore it --to a postgresql:// URL;"
@@ -271,7 +274,7 @@ def _dumped_blob_store(pg_restore: str, dump: BinaryIO, path: Path) -> str | Non
     return None
 
 
-def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress: Progress | None,
+def _restore_sqlite(src: Path, root: Path, started_at: str, link: bool, progress: Progress | None,
                     blobs: str | None = None) -> BackupDone:
     if (root / CATALOG).exists():
         raise ImmutabilityError(f"{root} holds an archive already: restore into an empty or new directory")
@@ -308,7 +311,7 @@ def _restore_sqlite(src: Path, root: Path, started_at: str, copy: bool, progress
                     make_folder(root / sub, modes.folder)
             except OSError as exc:
                 raise StoreError(f"cannot make the archive directory {root}: {exc}") from exc
-            copier = BlobCopier(root, link=not copy and same_device(src / "blobs", root / "blobs"), restoring=True,
+            copier = BlobCopier(root, link=link and same_device(src / "blobs", root / "blobs"), restoring=True,
                                 folder_mode=modes.folder)
             if not blobs_s3:
                 check_space(root, 0 if copier.link else sum(size for _, size in names))

@@ -35,10 +35,10 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
     one backup into a DEST runs at a time (a second one meanwhile: exit 8).
     Recovery point: the moment the backup began (started_at in
     DEST/pdi-backup.json): every deposit acknowledged before it is in the
-    backup. Recovery time: pdi restore hard-links the blobs (seconds) or
-    copies and hashes them at about disk speed, or runs pg_restore; then
-    pdi verify re-hashes everything. DEST must be empty, new, or a pdi
-    backup of this same archive, outside the archive (else exit 5, and
+    backup. Recovery time: pdi restore copies and hashes the blobs at
+    about disk speed (--link: hard-links them, seconds), or runs
+    pg_restore; then pdi verify re-hashes everything. DEST must be empty,
+    new, or a pdi backup of this same archive, outside the archive (else exit 5, and
     DEST is left as it was); a damaged blob: exit 3; not enough space,
     pg_dump missing or older than the server: exit 8 (the previous backup
     is kept). The keys and the registry kept beside a SQLite catalog
@@ -68,15 +68,19 @@ def backup_cmd(dest: str, copy: bool, archive: str) -> None:
 @click.option("--to", "to", metavar="DIR|URL",
               help="Where to restore: a new or empty directory, or an empty PostgreSQL database"
                    " (default: where the backup was taken from).")
-@click.option("--copy", "copy", is_flag=True, help="Copy blob files even on the same file system.")
+@click.option("--link/--copy", "link", default=False,
+              help="--link: hard-link the blob files when SRC is on the same file system (seconds, whatever their"
+                   " size), the restored archive then sharing each with the backup: a blob changed in the one"
+                   " is changed in the other. Default: --copy, every blob file copied.")
 @click.option("--blobs", "blobs", metavar="s3://BUCKET/PREFIX",
               help="For an archive whose blobs are in S3: restore them into this bucket (it must exist), not the"
                    " one the archive records; every blob is uploaded there from SRC/blobs.")
-def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> None:
+def restore_cmd(source: str, to: str | None, link: bool, blobs: str | None) -> None:
     """Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.
 
-    SQLite: the blob files (hard-linked when on the same file system, else
-    copied, each checked against its SHA-256), the keys and the registry the
+    SQLite: the blob files (copied, each checked against its SHA-256, so
+    that a restore drill shares no file with its backup; --link hard-links
+    them when on the same file system), the keys and the registry the
     backup holds, then the catalog (SQLite's backup API, renamed into place
     last). PostgreSQL: pg_restore into the empty database --to names (made
     beforehand: createdb). Blobs kept in S3 that the bucket has lost are
@@ -92,7 +96,7 @@ def restore_cmd(source: str, to: str | None, copy: bool, blobs: str | None) -> N
     from pdi.archive.store import SCHEMA_VERSION
 
     with progress_bar("restoring blobs") as progress:
-        where, done = restore(source, to, copy=copy, progress=progress, blobs=blobs)
+        where, done = restore(source, to, link=link, progress=progress, blobs=blobs)
     restored = f"restored the {done.kind} archive to {where}: {plural(done.blobs_copied, 'blob')} copied," \
                f" {done.blobs_linked} hard-linked"
     if done.beside:
