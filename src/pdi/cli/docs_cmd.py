@@ -89,6 +89,23 @@ def find(pages: dict[str, Traversable], asked: str) -> tuple[str, list[str], boo
     raise NotFoundError(f"the manual has no page or folder {printable(asked)!r}: pdi docs lists them")
 
 
+#: What a reference page holds where the site's build writes the reference in from the code
+#: (:mod:`pdi.cli.reference_pages`): the commands' help, /openapi.json, the exit statuses.
+MARKERS = (b"<!-- cli-reference -->", b"<!-- http-api-reference -->", b"<!-- exit-codes-from-errors -->")
+
+
+def text_of(name: str, entry: Traversable) -> bytes:
+    """The file ``name`` of the manual as it is, or a reference page whole (``reference/cli.md``,
+    ``reference/http-api.md``, ``reference/exit-codes.md``): its reference written in as plain text where its
+    marker stands, as the site's build writes it in, and its note for readers of the repository left out."""
+    octets = entry.read_bytes()
+    if not name.endswith(".md") or not any(marker in octets for marker in MARKERS):
+        return octets
+    from pdi.cli.reference_pages import fill
+
+    return fill(octets.decode("utf-8"), site=False).encode("utf-8")
+
+
 def write_into(dest: Path, files: dict[str, bytes]) -> list[Path]:
     """Write ``files`` (path under ``dest`` -> octets) into ``dest``, made if need be: every one or none, and never
     over anything there (a file made there meanwhile too: each is linked into place, not renamed over it)."""
@@ -128,7 +145,11 @@ def docs_cmd(page: str | None, to: Path | None) -> None:
     With no PAGE, lists every page and file, a line each: its path, a tab,
     its title. PAGE, as a help text names it (pdi docs how-to/operate,
     pdi docs deploy/nginx.conf; .md may be left off), is written to
-    standard output octet for octet; a folder (deploy) lists its files.
+    standard output octet for octet, but for the reference pages the
+    site's build completes (reference/cli, reference/http-api,
+    reference/exit-codes): their reference is written in from the
+    commands' help, the resolver's /openapi.json and the exit statuses, as
+    plain text. A folder (deploy) lists its files.
     With --to DIR, PAGE is written into DIR instead (a folder's files
     under their own names; a script, such as deploy/pdi-admin, executable),
     and the path of each file written is printed. A file there already is
@@ -142,10 +163,10 @@ def docs_cmd(page: str | None, to: Path | None) -> None:
     folder, names, one_file = ("", list(pages), False) if page is None else find(pages, page)
     if to is not None:
         cut = len(folder) + 1 if folder else 0
-        for path in write_into(to, {name[cut:]: pages[name].read_bytes() for name in names}):
+        for path in write_into(to, {name[cut:]: text_of(name, pages[name]) for name in names}):
             click.echo(one_line(str(path)))
     elif one_file:
-        sys.stdout.buffer.write(pages[names[0]].read_bytes())
+        sys.stdout.buffer.write(text_of(names[0], pages[names[0]]))
         sys.stdout.buffer.flush()
     else:
         listed = _listed_titles(pages)

@@ -209,7 +209,8 @@ def create_app(
     (:class:`~pdi.server.process.limits.PacedAnswers`); cheap catalog look-ups never wait for them.
     ``cache_bytes`` bounds the whole N2R answers of names with a format kept
     in memory (:mod:`pdi.server.process.cache`; 0: none), which are then answered
-    before any routing; ``app.state.cache`` is that cache. ``max_upload``
+    before any routing; ``app.state.cache`` is that cache (and ``app.state.openapi()`` the document
+    ``/openapi.json`` answers). ``max_upload``
     bounds the octets of one body the write API takes (None: no bound). ``replay`` says
     where the replay origin is (:func:`pdi.server.replay.origin.create_replay_app`
     serves it): ``/view`` of an archived page then shows it replayed there;
@@ -330,6 +331,7 @@ def create_app(
     cache.read_paths = ReadPaths(readable)  # the connection's own refusals of them say CORS too
     app.state.archive = opened
     app.state.cache = cache
+    app.state.openapi = docs.document  # what /openapi.json answers, for pdi docs reference/http-api too
     app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)
     app.state.public = resolver.public_answer if cache.max_entry_bytes > 0 else None
