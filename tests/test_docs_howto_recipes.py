@@ -371,12 +371,16 @@ def test_the_set_up_pages_demo_prints_what_it_shows(tmp_path: Path) -> None:
     (bin_dir / "pdi").chmod(0o755)
     faketime = shutil.which("faketime")
     assert faketime, "faketime is missing: scripts/bootstrap --dev installs Debian's faketime"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PDI_SKIP_BOOTSTRAP="1", TZ="UTC",
+    temporary = tmp_path / "tmp"  # where mktemp makes the demo's directory
+    temporary.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PDI_SKIP_BOOTSTRAP="1", TZ="UTC", TMPDIR=str(temporary),
                PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     done = subprocess.run([faketime, "-f", f"@{day.replace('/', '-')} 12:00:00", str(ROOT / "scripts" / "demo"),
                            "--no-serve", "--archive", str(tmp_path / "archive")],
                           capture_output=True, text=True, env=env, check=False, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert list(temporary.iterdir()) == []  # its tmp.XXXX/out, the files fetched, removed with the archive elsewhere
+    assert (tmp_path / "archive" / "catalog.sqlite").is_file()
     printed = done.stdout
     at = 0
     for stretch in shown.split("…\n"):

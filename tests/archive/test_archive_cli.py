@@ -279,18 +279,20 @@ def test_scripts_demo_runs_the_main_job(tmp_path: Path) -> None:
         os.environ, PYTHONPATH=str(SRC), PDI_SKIP_BOOTSTRAP="1",
         PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     )
-    archive = tmp_path / "archive"
+    temporary = tmp_path / "tmp"  # where mktemp makes the demo's directory, kept with the archive in it
+    temporary.mkdir()
     # A faked clock (libfaketime, Debian's faketime), so the names' date is known and no
     # midnight falls between two deposits: noon GMT on 22 November 2026, running on from there.
     faketime = shutil.which("faketime")
     assert faketime, "faketime is missing: scripts/bootstrap --dev installs Debian's faketime"
     result = subprocess.run(
-        [faketime, "-f", "@2026-11-22 12:00:00", str(SRC.parent / "scripts" / "demo"), "--no-serve",
-         "--archive", str(archive)],
-        capture_output=True, text=True, env=dict(env, TZ="UTC"), check=False, timeout=300,
+        [faketime, "-f", "@2026-11-22 12:00:00", str(SRC.parent / "scripts" / "demo"), "--no-serve"],
+        capture_output=True, text=True, env=dict(env, TZ="UTC", TMPDIR=str(temporary)), check=False, timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
+    archive = Path(next(line for line in lines if line.startswith("archive: ")).split(None, 1)[1])
+    assert archive.parent.parent == temporary and archive.name == "pdi-archive"
     names = dict(line.split(None, 1) for line in lines if line.startswith(("text ", "html ", "image ", "sound ", "capture ")))
     prefix = "urn:pdi://archives.gov.us/2026/11/22/"
     # The day's serials in deposit order, then the captured URL encapsulated (draft line 399).
