@@ -3,7 +3,7 @@ in order, on the page's directory, and what it prints is what the page's ``text`
 
 The page's glob (``pdi add … papers/*.pdf``) and loop (``while read -r url``) are shell, so the blocks run in bash with a
 ``pdi`` on ``PATH`` that is this checkout's command on a clock fixed to one GMT day (a run across midnight would
-mint names of two days). Its two servers are this test's: ``python3 -m http.server -d examples/site 8080`` is
+mint names of two days). Its two servers are this test's: ``python3 -m http.server --bind 127.0.0.1 -d examples/site 8080`` is
 served on a free port (the page's ``8080`` made that port), and ``pdi serve``'s addresses are asked of the
 resolver's app, as tests/test_docs_howto_recipes.py asks the viewer page's.
 """
@@ -56,7 +56,7 @@ def _blocks() -> list[tuple[str, str]]:
 
 @pytest.fixture
 def site() -> Iterator[int]:
-    """examples/site served on a free port of 127.0.0.1, as ``python3 -m http.server -d examples/site`` serves it."""
+    """examples/site served on a free port of 127.0.0.1, as ``python3 -m http.server --bind 127.0.0.1 -d examples/site`` serves it."""
     handler = functools.partial(_Quiet, directory=str(ROOT / "examples" / "site"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

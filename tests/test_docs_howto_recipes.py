@@ -247,7 +247,7 @@ def test_the_upgrade_pages_lines_print_what_it_shows(tmp_path: Path, monkeypatch
 
 @contextlib.contextmanager
 def _site() -> Iterator[int]:
-    """The repository's examples/site served on loopback, as ``python3 -m http.server -d examples/site`` serves it
+    """The repository's examples/site served on loopback, as ``python3 -m http.server --bind 127.0.0.1 -d examples/site`` serves it
     (the capture pages' 8080): its port."""
     import functools
     import http.server
@@ -389,3 +389,16 @@ def test_the_set_up_pages_demo_prints_what_it_shows(tmp_path: Path) -> None:
         assert found == 0 or printed[found - 1] == "\n", stretch  # whole lines
         at = found + len(stretch)
     assert "checked 5 representations in 5 blobs: 0 problems\n" in shown
+
+
+def test_every_page_that_serves_a_folder_with_python_serves_it_on_loopback_alone() -> None:
+    """``python3 -m http.server`` listens on every interface unless told (its ``--bind``, Python's documentation):
+    a page's command that serves the examples binds 127.0.0.1, as scripts/demo does, so no one else on the network
+    reads what it serves."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    serving = [(page.name, line) for page in pages for line in page.read_text("utf-8").splitlines()
+               if re.search(r"python3? -m http\.server", line) and not line.lstrip().startswith(("`", "|"))
+               and "http.server" in line.split("#")[0]]
+    assert {name for name, _ in serving} >= {"capture.md", "collection.md"}, serving
+    for name, line in serving:
+        assert re.search(r"python3? -m http\.server .*--bind 127\.0\.0\.1", line), (name, line)
