@@ -182,7 +182,9 @@ def series_add(name: str, parent: str | None, authority: str, archive: str) -> N
 
     A series is registered once: adding it again as it is changes nothing
     (said on stderr, exit 0); with another --parent or --authority than
-    recorded, it is refused (exit 5), naming what is recorded.
+    recorded, it is refused (exit 5), naming what is recorded. No command
+    removes or renames a series: its names are cited, and never retracted
+    (pdi docs reference/deposit, "A series is for good").
     """
     from pdi.archive import canonical_series
 
