@@ -39,6 +39,12 @@ class Octets(Protocol):
     def __getitem__(self, key: slice, /) -> bytes: ...
 
 
+class _Clock(Protocol):
+    """What :class:`Delimiters` reads of :class:`~pdi.mail.limits.MailClock`."""
+
+    def check(self, offset: int) -> None: ...
+
+
 class _Limits(Protocol):
     """What :class:`Delimiters` reads of :class:`~pdi.mail.message.MailLimits`."""
 
@@ -91,8 +97,10 @@ class Delimiters:
     (:func:`pdi.mail.message.read_message`, its octets in hand; :func:`pdi.mail.message.entity_span`), so both
     refuse the same messages and find their parts in the same octets."""
 
-    def __init__(self, octets: Octets, limits: _Limits, window: int = WINDOW) -> None:
+    def __init__(self, octets: Octets, limits: _Limits, window: int = WINDOW, clock: _Clock | None = None) -> None:
         self.octets, self.limits, self.window = octets, limits, window
+        #: The time the reading may take (:class:`pdi.mail.limits.MailClock`), looked at a window at a time.
+        self.clock = clock
         self.count = 0  # the delimiter lines met so far, of every multipart
         # ranges whose lines that start "--" are all known (at most max_delimiters each): a multipart nested in one is
         # cut from them, its body not read again
@@ -142,6 +150,8 @@ class Delimiters:
             yield _Line(0, self.octets[:KEPT_OF_LINE])
         at = body
         while at < end:
+            if self.clock is not None:
+                self.clock.check(at)
             stop = min(end, at + self.window)
             low = max(0, at - 1)  # the line end before the window's first line
             text = self.octets[low : min(end, stop + len(delimiter) + KEPT_OF_LINE)]

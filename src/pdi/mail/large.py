@@ -98,7 +98,7 @@ from pdi.mail.delimiters import (
     Delimiters,
     Octets,
 )
-from pdi.mail.limits import MailLimits, too_deep, too_many_entities, too_many_fields
+from pdi.mail.limits import MailClock, MailLimits, too_deep, too_many_entities, too_many_fields
 from pdi.mail.message import (
     _FIELD_LIKE,
     Mail,
@@ -165,11 +165,13 @@ def read_mail(octets: Octets, limits: MailLimits | None = None) -> Mail:
     return read_message(octets[0 : len(octets)], limits, lines_checked=True)
 
 
-def _check_nul(octets: Octets, window_size: int = WINDOW) -> None:
+def _check_nul(octets: Octets, window_size: int = WINDOW, clock: MailClock | None = None) -> None:
     """A NUL octet refused where it is, in one pass a window at a time (as :func:`~pdi.mail.message.read_message`
-    refuses it)."""
+    refuses it), ``clock`` looked at before each."""
     size = len(octets)
     for at in range(0, size, window_size):
+        if clock is not None:
+            clock.check(at)
         nul = octets[at : min(size, at + window_size)].find(_NUL)
         if nul >= 0:
             raise ParseError(f"the message holds a NUL octet at offset {at + nul}: no message holds one",
@@ -182,8 +184,9 @@ class _Reading:
     def __init__(self, octets: Octets, limits: MailLimits, window: int = WINDOW) -> None:
         self.octets, self.limits = octets, limits
         self.policy = bounded_policy(limits)
-        _check_nul(octets, window)
-        self.delimiters = Delimiters(octets, limits, window)
+        self.clock = MailClock(limits.max_seconds)
+        _check_nul(octets, window, self.clock)
+        self.delimiters = Delimiters(octets, limits, window, self.clock)
         self.entities = 0
         self.header_octets = 0
         self.fields = 0  # header fields read so far, of every entity
@@ -194,6 +197,7 @@ class _Reading:
         import email.parser
 
         self.entities += 1
+        self.clock.check(start)
         if self.entities > self.limits.max_parts:
             raise too_many_entities(self.limits, path)
         if len(path) > self.limits.max_depth:
@@ -241,6 +245,7 @@ class _Reading:
         the header block as the body)."""
         want = min(end - start, 64 << 10)
         while True:
+            self.clock.check(start)
             head = self.octets[start : start + want]
             if start + len(head) >= end:
                 return start + _body_start(head, 0, len(head))
@@ -293,11 +298,11 @@ def read_large(
     at = next((p for p in parts if p.entity is body), None)
     most = MAX_BODY_OCTETS if max_body is None else max_body
     if at is not None and at.span is not None and at.span[2] - at.span[1] <= most:
-        _read_body(octets, at, window)
+        _read_body(octets, at, window, reading.clock)
     return mail
 
 
-def _read_body(octets: Octets, part: MailPart, window: int) -> None:
+def _read_body(octets: Octets, part: MailPart, window: int, clock: MailClock) -> None:
     """The body's part read: its octets decoded a window at a time (:func:`part_pieces`, the octets Python's
     ``get_payload(decode=True)`` gives) into one growing buffer, kept as :data:`BODY_OCTETS` of its entity, the
     only copy its text is made from. Its octets as written, as the entity's payload, made Python's decoding copy
@@ -307,7 +312,7 @@ def _read_body(octets: Octets, part: MailPart, window: int) -> None:
     assert part.span is not None
     decoded = bytearray()
     try:
-        for piece in part_pieces(octets, part, window):
+        for piece in part_pieces(octets, part, window, clock=clock):
             decoded += piece
     except UnsupportedError:
         part.entity.set_payload(octets[part.span[1] : part.span[2]].decode("ascii", "surrogateescape"))
@@ -371,28 +376,43 @@ class PartMap:
     raw: bool = False
 
 
-def part_pieces(octets: Octets, part: MailPart, window: int = WINDOW, mapped: PartMap | None = None) -> Iterator[bytes]:
+def part_pieces(
+    octets: Octets, part: MailPart, window: int = WINDOW, mapped: PartMap | None = None, *, clock: MailClock | None = None
+) -> Iterator[bytes]:
     """The octets of ``part`` (a leaf :func:`read_large` read from ``octets``), its transfer encoding removed, a
     window at a time: together the octets :meth:`pdi.mail.message.Mail.part_octets` gives of the same part read
     whole. ``mapped``: its :func:`part_map`, made here for a base64 part if not given (whether Python answers it as
     written is known only at its end). :class:`UnsupportedError` for a part whose octets are decoded only from its
-    whole (see the module docstring), raised before the first piece that differs."""
+    whole (see the module docstring), raised before the first piece that differs. ``clock``: the reading's
+    (:func:`read_large`), else one of :attr:`~pdi.mail.message.MailLimits.max_seconds` for the work between two
+    pieces (:func:`_part_clock`)."""
     assert part.span is not None
+    own = clock is None
+    clock = clock or _part_clock(part)
     if mapped is None and _streamed_encoding(part) in ("base64", "uuencode"):
-        mapped = part_map(octets, part, window)
+        mapped = part_map(octets, part, window, clock=clock)
     raw = mapped is not None and mapped.raw
-    for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""), raw)):
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (part.span[1], b""), clock, raw)):
         if piece:
             yield piece
+            if own:
+                clock.restart()
 
 
-def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
+def _part_clock(part: MailPart) -> MailClock:
+    """The time decoding ``part`` may take (:attr:`~pdi.mail.message.MailLimits.max_seconds`): all of it for its
+    map, and again after each piece handed out (a part sent to a slow client is decoded over minutes)."""
+    return MailClock(MailLimits.max_seconds, f"decoding part {part.index} of the message")
+
+
+def part_map(octets: Octets, part: MailPart, window: int = WINDOW, *, clock: MailClock | None = None) -> PartMap:
     """How many octets :func:`part_pieces` gives of ``part``, and where its decoding can start again, a window
     apart (for :func:`part_range`): base64 counted, not decoded (its characters sorted as decoding sorts them),
     octets as written not read at all, quoted-printable and uuencode decoded (nothing kept; whether Python answers
     a uuencoded part as written is learnt so); what :func:`part_pieces` refuses is refused here, before anything
-    is sent."""
+    is sent. ``clock``: the time it may take (:func:`_part_clock` unless given)."""
     assert part.span is not None
+    clock = clock or _part_clock(part)
     _, start, end = part.span
     encoding = _streamed_encoding(part)
     if encoding not in ("base64", "quoted-printable", "uuencode"):
@@ -401,7 +421,7 @@ def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
     size = 0
     if encoding == "uuencode":
         try:
-            for (at, carry), piece in _refused_so(part, _uu_pieces(octets, end, window, (start, b""))):
+            for (at, carry), piece in _refused_so(part, _uu_pieces(octets, end, window, (start, b""), clock)):
                 if not resumes or at != resumes[-1][1]:  # (a line many windows long: one place, where it starts)
                     resumes.append((size, at, carry))
                 size += len(piece)
@@ -409,7 +429,7 @@ def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
             return PartMap(end - start, ((0, start, b""),), raw=True)
         return PartMap(size, tuple(resumes))
     if encoding == "quoted-printable":
-        for (at, carry), piece in _refused_so(part, _qp_pieces(octets, start, end, window, (start, b""))):
+        for (at, carry), piece in _refused_so(part, _qp_pieces(octets, start, end, window, (start, b""), clock)):
             # a line's start carried is the octets just before the window: the place is where they begin, so that
             # no place keeps a line (a stranger's lines almost a window long would make each map some windows)
             resumes.append((size, at, carry) if len(carry) <= 2 else (size, at - len(carry), b""))
@@ -417,7 +437,7 @@ def part_map(octets: Octets, part: MailPart, window: int = WINDOW) -> PartMap:
         return PartMap(size, tuple(resumes))
     as_written: list[tuple[int, int, bytes]] = []
     written = 0
-    for (at, carry), text, octets_written in _base64_texts(octets, end, window, (start, b"")):
+    for (at, carry), text, octets_written in _base64_texts(octets, end, window, (start, b""), clock):
         if text is None:  # Python answers it as written, its line ends taken out
             return PartMap(written, tuple(as_written), raw=True)
         resumes.append((size, at, carry))
@@ -435,6 +455,7 @@ def part_range(
     if stop <= first:
         return
     assert part.span is not None
+    clock = _part_clock(part)
     encoding = _streamed_encoding(part)
     if not encoding or (encoding == "uuencode" and mapped.raw):  # the octets as written
         at, end = part.span[1] + first, part.span[1] + min(stop, mapped.size)
@@ -443,9 +464,10 @@ def part_range(
         return
     k = max(0, bisect.bisect_right([decoded for decoded, _, _ in mapped.resumes], first) - 1)
     decoded, at, carry = mapped.resumes[k] if mapped.resumes else (0, part.span[1], b"")
-    for _, piece in _refused_so(part, _decoding(octets, part, window, (at, carry), mapped.raw)):
+    for _, piece in _refused_so(part, _decoding(octets, part, window, (at, carry), clock, mapped.raw)):
         if decoded + len(piece) > first:
             yield piece[max(0, first - decoded) : stop - decoded]
+            clock.restart()
         decoded += len(piece)
         if decoded >= stop:
             return
@@ -462,10 +484,10 @@ def _streamed_encoding(part: MailPart) -> str:
 
 
 def _decoding(
-    octets: Octets, part: MailPart, window: int, state: _State, raw: bool = False
+    octets: Octets, part: MailPart, window: int, state: _State, clock: MailClock, raw: bool = False
 ) -> Iterator[tuple[_State, bytes]]:
     """The pieces of ``part`` decoded from ``state`` on, each with the state before it (``raw``: a base64 or
-    uuencoded part that Python answers as written, :attr:`PartMap.raw`)."""
+    uuencoded part that Python answers as written, :attr:`PartMap.raw`), ``clock`` looked at a window at a time."""
     assert part.span is not None
     _, start, end = part.span
     encoding = _streamed_encoding(part)
@@ -473,11 +495,11 @@ def _decoding(
         for at in range(state[0], end, window):
             yield (at, b""), octets[at : min(end, at + window)].translate(None, b"\r\n")
     elif encoding == "base64":
-        yield from _base64_pieces(octets, end, window, state)
+        yield from _base64_pieces(octets, end, window, state, clock)
     elif encoding == "quoted-printable":
-        yield from _qp_pieces(octets, start, end, window, state)
+        yield from _qp_pieces(octets, start, end, window, state, clock)
     elif encoding == "uuencode" and not raw:
-        yield from _uu_pieces(octets, end, window, state)
+        yield from _uu_pieces(octets, end, window, state, clock)
     else:
         for at in range(state[0], end, window):
             yield (at, b""), octets[at : min(end, at + window)]
@@ -562,16 +584,18 @@ def _uu_line(head: bytes, size: int, end_line: bool) -> bytes | None:
         raise _AsWritten from None
 
 
-def _uu_begin(octets: Octets, start: int, end: int, window: int) -> int | None:
+def _uu_begin(octets: Octets, start: int, end: int, window: int, clock: MailClock) -> int | None:
     """Where the encoded lines of the uuencoded body ``octets[start:end]`` start: after its first line that starts
     ``begin`` and a space and whose next word ``int(mode, 8)`` reads (``email.message._decode_uu``), found by a
     regular expression a window at a time; ``None`` if there is none."""
     previous, offset = b"\n", start  # the body's start is a line's start
     while offset < end:
+        clock.check(offset)
         text = previous + octets[offset : min(end, offset + window)]
         base = offset - len(previous)
         for found in _BEGIN.finditer(text):
             at = base + found.start()
+            clock.tick(at)  # (a window of many begin lines whose mode is no number)
             ended = _LINE_END.search(text, found.end())  # the line in hand (a stranger's many begin lines)
             if ended is not None:
                 mode = text[found.end() : ended.start()].partition(b" ")[0]
@@ -586,15 +610,16 @@ def _uu_begin(octets: Octets, start: int, end: int, window: int) -> int | None:
                 int(mode, 8)
             except ValueError:
                 continue
-            return _next_line(octets, at, end, window)
+            return _next_line(octets, at, end, window, clock)
         offset += len(text) - len(previous)
         previous = text[-6:]
     return None
 
 
-def _next_line(octets: Octets, at: int, end: int, window: int) -> int:
+def _next_line(octets: Octets, at: int, end: int, window: int, clock: MailClock) -> int:
     """Where the line after the one at ``at`` starts (``end`` if it is the last), read a window at a time."""
     while at < end:
+        clock.check(at)
         text = octets[at : min(end, at + window + 1)]  # one more: a CR's LF
         ended = _LINE_END.search(text, 0, len(text) - 1 if at + len(text) < end else len(text))
         if ended is not None:
@@ -605,7 +630,9 @@ def _next_line(octets: Octets, at: int, end: int, window: int) -> int:
     return end
 
 
-def _uu_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+def _uu_pieces(
+    octets: Octets, end: int, window: int, state: _State, clock: MailClock
+) -> Iterator[tuple[_State, bytes]]:
     """A uuencoded body decoded a window at a time from ``state`` as ``email.message._decode_uu`` decodes the whole
     (``get_payload(decode=True)``): its ``begin`` line found (:func:`_uu_begin`; ``state``'s carry is ``B`` at a
     line after it), then each line that ends in the window decoded (:func:`_uu_line`), a line longer than a window
@@ -614,13 +641,14 @@ def _uu_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator
     raises (the part's map learns it first)."""
     at, carry = state
     if carry != b"B":
-        begun = _uu_begin(octets, at, end, window)
+        begun = _uu_begin(octets, at, end, window, clock)
         if begun is None:  # "`begin` line not found"
             raise _AsWritten
         at = begun
     line: _UuLine | None = None  # a line begun in a window before, not ended
     line_at, held, offset = at, b"", at
     while offset < end:
+        clock.check(offset)
         read = octets[offset : min(end, offset + window)]
         text, base = held + read, offset - len(held)
         offset += len(read)
@@ -706,13 +734,14 @@ def _base64_sorted(text: bytes) -> tuple[bytes, bytes, bool]:
 
 
 def _base64_texts(
-    octets: Octets, end: int, window: int, state: _State
+    octets: Octets, end: int, window: int, state: _State, clock: MailClock
 ) -> Iterator[tuple[_State, bytes | None, int]]:
     """Each window of base64 from ``state`` on, with the state before it: the characters decoded there
     (:func:`_base64_step`; after the last window, the quad begun padded, or ``None`` if it is one character, for
     which Python answers the whole as written) and the octets written there less its line ends."""
     carry = state[1]
     for at in range(state[0], end, window):
+        clock.check(at)
         before = carry
         written = octets[at : min(end, at + window)]
         text, carry, ended = _base64_step(carry, written)
@@ -723,18 +752,22 @@ def _base64_texts(
     yield (end, carry), None if len(quad) == 1 else quad + b"=" * (4 - len(quad)) if quad else b"", 0
 
 
-def _base64_pieces(octets: Octets, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+def _base64_pieces(
+    octets: Octets, end: int, window: int, state: _State, clock: MailClock
+) -> Iterator[tuple[_State, bytes]]:
     """Base64 decoded a window at a time from ``state``: each piece what the whole decodes to there
     (:func:`_base64_texts`)."""
     import binascii
 
-    for before, text, _ in _base64_texts(octets, end, window, state):
+    for before, text, _ in _base64_texts(octets, end, window, state, clock):
         if text is None:  # (a part's map says so first: :attr:`PartMap.raw`)
             raise _NotStreamed(end, "its base64 ends with one character of a quad, which Python answers as written")
         yield before, binascii.a2b_base64(text) if text else b""
 
 
-def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State) -> Iterator[tuple[_State, bytes]]:
+def _qp_pieces(
+    octets: Octets, start: int, end: int, window: int, state: _State, clock: MailClock
+) -> Iterator[tuple[_State, bytes]]:
     """Quoted-printable decoded a window at a time from ``state`` as ``quopri.decodestring`` (``binascii.a2b_qp``)
     decodes the whole: each window cut after its last line end (no escape reaches past one), or in a line longer
     than a window where no escape (``=XX``, ``==``, ``=`` and its line end) is cut (:func:`_qp_cut`); ``=`` CR,
@@ -744,6 +777,7 @@ def _qp_pieces(octets: Octets, start: int, end: int, window: int, state: _State)
 
     carry = state[1]
     for at in range(state[0], end, window):
+        clock.check(at)
         before = carry
         text = carry + octets[at : min(end, at + window)]
         if at + window >= end:

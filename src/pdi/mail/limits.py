@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdi._wording import clipped
+from pdi._work_deadline import WorkDeadline
 from pdi.errors import LimitError
 
-__all__ = ["MailLimits", "dotted", "too_deep", "too_deep_for_python", "too_many_entities", "too_many_fields"]
+__all__ = ["MailClock", "MailLimits", "dotted", "too_deep", "too_deep_for_python", "too_many_entities",
+           "too_many_fields"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,15 @@ class MailLimits:
     and ``max_content_fields`` 128 KiB of them in all (999 parts of 4,000
     octets each cost 115 s), both counted as the parser reads each header
     field of each entity (:func:`pdi.mail.parser.bounded_policy`), so a body's line that
-    only looks like one is not.
+    only looks like one is not; ``max_seconds`` 30 CPU seconds (:mod:`pdi._work_deadline`: the
+    thread's processor time, with a backstop of ten times that on the clock) that reading a
+    message by its structure may take (:func:`pdi.mail.large.read_large`: its pass for NUL, its
+    header blocks, its delimiter lines, the body's part decoded; a 200 MB message takes a few),
+    and a part's decoding between two pieces handed out (:func:`pdi.mail.large.part_pieces`,
+    :func:`~pdi.mail.large.part_range`) or its whole map (:func:`~pdi.mail.large.part_map`):
+    their loops look at it a window at a time (:class:`MailClock`), so that a loop that stops
+    moving (a bug: a uuencode ``begin`` line unended at a body's end once spun forever) ends in a
+    :class:`~pdi.errors.LimitError` rather than holding its thread.
     """
 
     max_bytes: int = 64 << 20
@@ -62,6 +72,37 @@ class MailLimits:
     max_fields: int = 100_000
     max_content_field: int = 4096
     max_content_fields: int = 128 << 10
+    max_seconds: float = 30.0
+
+
+class MailClock:
+    """The processor time a reading of a message by its structure may still take (``limits.max_seconds``, measured
+    as :class:`~pdi._work_deadline.WorkDeadline` measures it), looked at by its loops once a window (:meth:`check`,
+    some 0.7 µs beside a window's slice of a mebibyte) or every 16th small step (:meth:`tick`). Past it,
+    a :class:`~pdi.errors.LimitError` saying what took how long and where, its ``details`` naming its ``seconds``
+    (a bound of time, which a quiet machine may keep: not kept as the octets' own refusal,
+    :class:`pdi.fragments.email_text.BodyTexts`)."""
+
+    __slots__ = ("deadline", "seconds", "what")
+
+    def __init__(self, seconds: float, what: str = "reading the message by its structure") -> None:
+        self.seconds, self.what = seconds, what
+        self.deadline = WorkDeadline(seconds)
+
+    def restart(self) -> None:
+        """The whole time again from now (a part's decoding, once it has handed a piece out)."""
+        self.deadline = WorkDeadline(self.seconds)
+
+    def check(self, offset: int) -> None:
+        """:class:`~pdi.errors.LimitError` once the time has passed, the work then at ``offset`` of the message."""
+        if self.deadline.passed():
+            raise LimitError(f"{self.what} took {self.deadline.words()} (the limit MailLimits.max_seconds), at"
+                             f" offset {offset}", details={"seconds": self.seconds})
+
+    def tick(self, offset: int) -> None:
+        """One small step at ``offset``: :meth:`check` every 16th."""
+        if self.deadline.tick():
+            self.check(offset)
 
 
 def dotted(path: tuple[int, ...]) -> str:
