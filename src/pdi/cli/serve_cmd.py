@@ -165,7 +165,10 @@ def serve_cmd(
 
     A # in a name travels as %23 in an RFC 2169 query (a % before 23 or 25
     as %25). --port 0 takes a free port and says which. Stop with Ctrl-C
-    (or SIGTERM): every worker finishes the requests in hand first.
+    (or SIGTERM): every worker finishes the requests in hand first, for up
+    to 5 s; one still at work after that (a request that never ends) is
+    ended, 7 s after the signal at the latest, the log saying which worker
+    and where it was, and pdi serve exits 1.
     A stranger cannot starve other readers: expensive requests run a few
     at a time (--evaluations), a slow or silent client is disconnected
     (--header-timeout), a slow upload cut off (--body-timeout), a deposit

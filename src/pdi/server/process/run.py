@@ -12,7 +12,7 @@ a SQLite or PostgreSQL connection must not cross a fork).
 The first process stays as the supervisor (:class:`Workers`): ``SIGINT``
 or ``SIGTERM`` closes its listening sockets and stops every worker (each
 stops accepting, finishes the requests in hand, for up to
-:data:`GRACE_SECONDS`; then it is killed); ``SIGHUP`` is passed on to every
+:data:`GRACE_SECONDS`: see below for one that does not); ``SIGHUP`` is passed on to every
 worker (and to the ``companions``: ``pdi serve --indexer``'s indexer), which reopens its access log
 (:func:`pdi.server.process.observe.reopen_logs`). A worker that dies is
 replaced at once and the death said in the log (``pdi.serve``, a warning: on standard error, a JSON record with
@@ -20,6 +20,17 @@ replaced at once and the death said in the log (``pdi.serve``, a warning: on sta
 twice as often as there are workers within :data:`DEATH_WINDOW_SECONDS`,
 something is wrong with every one of them, and the server stops with a
 :class:`~pdi.errors.PDIError` saying so (``pdi serve`` exits 1).
+
+A stop is bounded even when a request never ends (a loop that stops moving on a stranger's input, a bug): uvicorn
+gives the requests in hand :data:`GRACE_SECONDS`, then cancels their tasks, but a thread working for one runs on,
+and the one process of ``--workers 1`` waited for it for ever (a ``SIGTERM`` then stopped nothing; ``SIGKILL``
+did), where a worker of several ended quietly, exiting 0. So a worker (that one process too) with a thread still at
+work for a request once uvicorn has stopped, or not ended :data:`STUCK_SECONDS` after the signal, ends itself
+(:class:`_StopWatch`: ``os._exit`` with :data:`STUCK_STATUS`), saying in the log which worker, after what and where
+its threads were in pdi's code; the supervisor kills one still there :data:`KILL_SECONDS` after it (``SIGKILL``:
+a thread that holds the GIL stops the watch too), saying so, and ``pdi serve`` exits 1 naming each worker stopped
+so. Nothing durable is lost: a deposit is written to the catalog in one transaction, after its octets are staged,
+so one cut short leaves the archive as it was (a staged blob no catalog row names is swept later).
 
 For pdi's own tests only, ``$PDI_TEST_LOOP_WATCH`` (unset otherwise) makes each worker watch its event loop
 (:func:`watch_loop`) and write its long stretches of work to the file it names.
@@ -35,20 +46,28 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.errors import PDIError
 from pdi.server.http.forwarded import NO_PROXIES, TrustedProxies
 from pdi.server.process.limits import DEFAULT_SEND_SECONDS
 from pdi.server.process.observe import reopen_logs
 
-#: How long a stopping worker may take to finish the requests in hand before it is killed.
+#: How long a stopping worker lets the requests in hand finish (uvicorn's graceful shutdown) before it cancels them.
 GRACE_SECONDS = 5
+#: How long after ``SIGTERM`` or ``SIGINT`` a worker that has not ended (a thread still working for a request
+#: cancelled at :data:`GRACE_SECONDS`) ends itself, and the status it exits with (:class:`_StopWatch`).
+STUCK_SECONDS = GRACE_SECONDS + 2
+STUCK_STATUS = 1
+#: How long after ``SIGTERM`` the supervisor kills a worker still there (a worker whose watch could not run); within
+#: the ten seconds systemd waits (``TimeoutStopSec=10s`` in pdi's unit) before it kills what is left itself.
+KILL_SECONDS = GRACE_SECONDS + 4
 #: The window in which more than twice as many deaths as workers stop the server.
 DEATH_WINDOW_SECONDS = 60.0
 #: Connections the kernel holds for the workers to accept (as nginx's default ``listen … backlog``).
@@ -69,16 +88,123 @@ def hold_signals() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
 
 
-def _released(app: ASGIApp) -> ASGIApp:
-    """``app``, letting :data:`HELD` go when uvicorn starts it (its lifespan, which uvicorn's ``Server.serve`` runs
-    with its own signal handlers in place): a signal held since :func:`hold_signals` is then uvicorn's to act on."""
+def _released(app: ASGIApp, release: bool = True, watch: _StopWatch | None = None) -> ASGIApp:
+    """``app``, when uvicorn starts it (its lifespan, which uvicorn's ``Server.serve`` runs with its own signal
+    handlers in place), arming ``watch`` on the signals that stop it (:meth:`_StopWatch.arm_on`) and, with
+    ``release``, letting :data:`HELD` go: a signal held since :func:`hold_signals` is then uvicorn's to act on."""
 
     async def releasing(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
+            if watch is not None:
+                watch.arm_on((signal.SIGTERM, signal.SIGINT))
+            if release:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
+            if watch is not None:
+                receive = _shutdown_watched(receive, watch)
         await app(scope, receive, send)
 
     return releasing
+
+
+def _shutdown_watched(receive: Receive, watch: _StopWatch) -> Receive:
+    """The lifespan's ``receive``, :meth:`_StopWatch.end_if_at_work` called when it gives the shutdown: uvicorn sends
+    it once the requests in hand have had their grace and their tasks are cancelled (a worker of several is then
+    ended by the signal uvicorn raises again, its default action: the threads still at work would go unsaid)."""
+
+    async def receiving() -> Message:
+        message = await receive()
+        if message["type"] == "lifespan.shutdown":
+            watch.end_if_at_work()
+        return message
+
+    return receiving
+
+
+class _StopWatch:
+    """A worker's bound on its own stop, armed by the first ``SIGTERM`` or ``SIGINT`` (chained before uvicorn's
+    handler, :meth:`arm_on`). Once uvicorn has stopped (its grace, :data:`GRACE_SECONDS`, given to the requests in
+    hand, then their tasks cancelled), a thread still at work for one (:func:`_at_work`) ends the worker at once
+    (:meth:`end_if_at_work`); and a daemon thread ends it if it is still there :data:`STUCK_SECONDS` after the
+    signal (uvicorn waiting on something that never ends). Either says so in the log (which worker, after which
+    signal, where its threads were in pdi's code) and ends it with ``os._exit`` (:data:`STUCK_STATUS`), the
+    ``companions`` (``pdi serve --indexer``'s indexer, in the one process of ``--workers 1``) sent ``SIGTERM``
+    first."""
+
+    def __init__(self, companions: Callable[[], list[int]] = list) -> None:
+        self.companions = companions
+        self.signum: int | None = None
+        #: Whether uvicorn has stopped with no thread at work: the watch's thread then ends nothing.
+        self.done = False
+
+    def arm_on(self, signals: tuple[signal.Signals, ...]) -> None:
+        """Each of ``signals`` arms the watch, then does what its handler did (uvicorn's: stop serving)."""
+        for signum in signals:
+            previous = signal.getsignal(signum)
+            if not callable(previous):
+                continue
+
+            def chained(number: int, frame: Any, previous: Callable[[int, Any], Any] = previous) -> None:
+                self.arm(number)
+                previous(number, frame)
+
+            signal.signal(signum, chained)
+
+    def arm(self, signum: int) -> None:
+        """Start the watch (once) for the signal ``signum``."""
+        if self.signum is not None:
+            return
+        self.signum = signum
+        threading.Thread(target=self._watch, name="pdi stop watch", daemon=True).start()
+
+    def end_if_at_work(self) -> None:
+        """Once uvicorn has stopped: the worker ended if a thread is still at work for a request (one its grace
+        did not see end), which would keep the process for ever (a thread that is no daemon is waited for)."""
+        places = _at_work()
+        if places:
+            self._end(f"still at work after the {GRACE_SECONDS:g} s its requests in hand were given", places)
+
+    def _watch(self) -> None:
+        time.sleep(STUCK_SECONDS)
+        if self.done:
+            return
+        self._end(f"not ended {STUCK_SECONDS:g} s after it", _at_work())
+
+    def _end(self, what: str, places: list[str]) -> NoReturn:
+        where = ("a thread in " + ", ".join(places[:3]) + (f" and {len(places) - 3} more" if len(places) > 3 else "")
+                 if places else "no thread in pdi's code")
+        said = "a signal" if self.signum is None else signal.Signals(self.signum).name
+        _log.error("pdi: worker %d %s (%s; %s): ended without finishing them", os.getpid(), what, said, where)
+        for pid in self.companions():
+            _signal(pid, signal.SIGTERM)
+        logger: logging.Logger | None = _log
+        while logger is not None:  # the record written out (a --log-file's buffer) before the exit
+            for handler in logger.handlers:
+                handler.flush()
+            logger = logger.parent if logger.propagate else None
+        sys.stderr.flush()
+        os._exit(STUCK_STATUS)
+
+
+def _at_work() -> list[str]:
+    """Where the threads at work for a request are in pdi's code, sorted: each thread that is no daemon (pdi's own
+    threads are daemons; a request's work runs in anyio's or asyncio's, which are not) whose innermost frame in a
+    ``pdi`` module is not in this one (the main thread's, serving), by that frame: ``pdi.mail.large._next_line``."""
+    frames = sys._current_frames()
+    found: set[str] = set()
+    for thread in threading.enumerate():
+        if thread.daemon or thread is threading.current_thread() or thread.ident not in frames:
+            continue
+        at: Any = frames[thread.ident]
+        while at is not None:
+            module = str(at.f_globals.get("__name__", ""))
+            if module.startswith("pdi."):
+                if module != __name__:
+                    found.add(f"{module}.{at.f_code.co_name}")
+                break
+            at = at.f_back
+    return sorted(found)
+
+
 #: For tests only, off unless set: the file a worker's event loop says its long turns in (:func:`watch_loop`).
 LOOP_WATCH_ENV = "PDI_TEST_LOOP_WATCH"
 #: How often the watch takes its turn on the loop, and the shortest stretch of the loop's own CPU between two of
@@ -158,7 +284,7 @@ def serve(
         previous = {signal.SIGHUP: signal.signal(signal.SIGHUP, hangup),
                     signal.SIGTERM: signal.signal(signal.SIGTERM, _stopped)}
         try:
-            _uvicorn(make_app(), listeners, **options, release=True)
+            _uvicorn(make_app(), listeners, **options, release=True, companions=companions)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -175,9 +301,11 @@ def _uvicorn(
     app: ASGIApp, listeners: list[socket.socket], *, header_timeout: float, max_connections: int,
     replay_port: int | None = None, json_logs: bool = False, own_logging: bool = False,
     trusted: TrustedProxies = NO_PROXIES, send_timeout: float = DEFAULT_SEND_SECONDS, release: bool = False,
+    companions: Callable[[], list[int]] = list,
 ) -> None:
     """uvicorn on ``listeners`` until a signal stops it; ``release``: the signals held since :func:`hold_signals`
-    let go once uvicorn's handlers are in place (:func:`_released`).
+    let go once uvicorn's handlers are in place (:func:`_released`). A signal that stops it starts its
+    :class:`_StopWatch` (``companions``: the processes it stops too if it has to end itself).
 
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
@@ -192,8 +320,9 @@ def _uvicorn(
     cache = getattr(state, "cache", None)
     watch = os.environ.get(LOOP_WATCH_ENV)  # tests only
     served = _watched(app, watch) if watch else app  # (the app's own state read above: a wrapper has none)
+    stop_watch = _StopWatch(companions)
     config = uvicorn.Config(
-        _released(served) if release else served,
+        _released(served, release, stop_watch),
         log_level="warning", log_config=None if own_logging else uvicorn.config.LOGGING_CONFIG,
         http=answering_protocol(header_timeout, cache, replay_port, None if cache is None else getattr(state, "public", None),
                                 getattr(state, "access", None), json_logs, trusted, send_timeout),
@@ -213,6 +342,8 @@ def _uvicorn(
     gc.freeze()
     # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
     uvicorn.Server(config).run(sockets=listeners)
+    stop_watch.end_if_at_work()
+    stop_watch.done = True  # what follows (the --indexer stopped, the exit) is no request's: not ended for it
 
 
 def _watched(app: ASGIApp, path: str) -> ASGIApp:
@@ -267,8 +398,10 @@ class Workers:
         self._deaths: deque[float] = deque()
 
     def run(self) -> None:
-        """Start the workers and supervise them until ``SIGINT`` or ``SIGTERM``; every worker is gone on return."""
+        """Start the workers and supervise them until ``SIGINT`` or ``SIGTERM``; every worker is gone on return.
+        A :class:`PDIError` if a worker had to be ended (:meth:`_stop`)."""
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SUPERVISED)
+        stopped = False
         try:
             for _ in range(self.count):
                 self._spawn()
@@ -280,9 +413,14 @@ class Workers:
                     continue
                 for pid, status in self._reap():
                     self._replace(pid, status)
+            stopped = True
+            ended = self._stop(signal.Signals(signum).name)
         finally:
-            self._stop()
+            if not stopped:
+                self._stop("an error")
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if ended:
+            raise PDIError(f"stopped, but not cleanly: {'; '.join(ended)} (pdi serve's log says where)")
 
     def _spawn(self) -> None:
         pid = os.fork()
@@ -332,22 +470,35 @@ class Workers:
         _log.warning("pdi: worker %d %s; starting another", pid, how)
         self._spawn()
 
-    def _stop(self) -> None:
-        """The listening sockets closed, ``SIGTERM`` to every worker; those still there after the grace are killed;
-        all are reaped."""
+    def _stop(self, why: str) -> list[str]:
+        """The listening sockets closed, ``SIGTERM`` to every worker; those still there :data:`KILL_SECONDS` after it
+        are killed; all are reaped. What befell each worker that did not end as a stopped one does (exit 0, or the
+        signal's default action before it served: ``SIGTERM``, ``SIGINT``), said in the log (``why``: what stopped
+        the server) and returned."""
         for listener in self.listeners:
             listener.close()
         for pid in self.pids:
             _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + GRACE_SECONDS + 2
+        ended: list[str] = []
+
+        def reaped() -> None:
+            for pid, status in self._reap():
+                if os.waitstatus_to_exitcode(status) not in (0, -signal.SIGTERM, -signal.SIGINT):
+                    ended.append(f"worker {pid} {_how_it_ended(status)}")
+                    _log.error("pdi: worker %d %s while stopping (after %s)", pid, _how_it_ended(status), why)
+
+        deadline = time.monotonic() + KILL_SECONDS
         while self.pids and time.monotonic() < deadline:
             signal.sigtimedwait({signal.SIGCHLD}, max(0.01, deadline - time.monotonic()))
-            self._reap()
-        for pid in self.pids:
+            reaped()
+        for pid in sorted(self.pids):
+            _log.error("pdi: worker %d had not ended %g s after %s: killed (SIGKILL)", pid, KILL_SECONDS, why)
+            ended.append(f"worker {pid} killed {KILL_SECONDS:g} s after {why}")
             _signal(pid, signal.SIGKILL)
         while self.pids:
             pid, _ = os.waitpid(-1, 0)
             self.pids.discard(pid)
+        return ended
 
 
 #: Where the supervisor says a worker's death and a worker its failure (pdi's log: its JSON records, or plain text).
