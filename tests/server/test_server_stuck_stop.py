@@ -42,7 +42,7 @@ SLOW = 2.5
 
 #: ``pdi serve`` with the faults put in: ``$PDI_TEST_MARK`` is written when one begins.
 _SERVE = f"""
-import os, sys, time
+import os, re, sys, time
 import pdi.fragments as fragments
 
 real_evaluate, real_build_index = fragments.evaluate, fragments.build_index
@@ -54,6 +54,9 @@ def mark(what):
 
 
 def evaluate(scheme, positions, data, **options):
+    if scheme == "char" and "7" in repr(positions):
+        mark("holding")
+        re.match(r"(a|aa)+$", "a" * 200 + "b")  # backtracking for ages, the GIL held: no Python runs
     if scheme == "char":
         mark("spinning")
         while True:
@@ -134,12 +137,12 @@ def _in_hand(url: str, outcome: list[object], **request: object) -> threading.Th
     return asking
 
 
-def _stopped(process: subprocess.Popen[str], port: int) -> tuple[float, int, str]:
-    """SIGTERM sent: the seconds until the process exited, its status and its log; new connections refused at once
-    (before the grace is out)."""
+def _stopped(process: subprocess.Popen[str], port: int, refused: bool = True) -> tuple[float, int, str]:
+    """SIGTERM sent: the seconds until the process exited, its status and its log; with ``refused``, new connections
+    refused at once (before the grace is out)."""
     sent = time.monotonic()
     process.send_signal(signal.SIGTERM)
-    while True:
+    while refused:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
         except ConnectionRefusedError:
@@ -231,3 +234,29 @@ def test_a_deposit_cut_short_in_a_stopped_worker_leaves_the_archive_as_it_was(
     with Archive.open(location) as opened:  # and it takes the next deposit as any archive does
         opened.add(S, b"after the stop\n", format="text")
         assert opened.get(name).data == TEXT
+
+
+def test_a_worker_whose_thread_holds_the_gil_is_killed_by_the_supervisor_saying_so(
+    archive: tuple[Path, str, str], tmp_path: Path,
+) -> None:
+    # no Python runs in it, so neither uvicorn's handler nor the worker's watch: the supervisor's SIGKILL ends it
+    # (its listening socket, the worker's copy of the supervisor's, is closed only then)
+    location, name, _ = archive
+    mark = tmp_path / "mark"
+    with faulty_serving(location, mark, "2") as (process, port):
+        workers = children(process.pid)
+        outcome: list[object] = []
+        asking = _in_hand(f"http://127.0.0.1:{port}/uri-res/N2R?{name}%23char=0,7", outcome)
+        wait_for(lambda: mark.exists() and "holding" in mark.read_text())
+        took, status, log = _stopped(process, port, refused=False)
+        asking.join(timeout=30)
+    assert KILL_SECONDS <= took < KILL_SECONDS + 5, took
+    assert status == 1, log
+    killed = [line for line in log.splitlines() if line.endswith(f"had not ended {KILL_SECONDS} s after SIGTERM: killed (SIGKILL)")]
+    assert len(killed) == 1, log
+    worker = int(killed[0].split()[2])
+    assert worker in workers
+    assert f"pdi: stopped, but not cleanly: worker {worker} killed {KILL_SECONDS} s after SIGTERM" in log
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists(), f"worker {pid} outlived the server"
+    assert len(outcome) == 1 and isinstance(outcome[0], httpx.TransportError), outcome

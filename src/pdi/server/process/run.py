@@ -150,11 +150,18 @@ class _StopWatch:
             signal.signal(signum, chained)
 
     def arm(self, signum: int) -> None:
-        """Start the watch (once) for the signal ``signum``."""
+        """Start the watch (once) for the signal ``signum``. (A thread that holds the GIL, a regular expression
+        backtracking, keeps the main thread from running the handler that arms it: the supervisor's ``SIGKILL``
+        ends such a worker, the service manager the one process of ``--workers 1``: systemd after
+        ``TimeoutStopSec``.)"""
         if self.signum is not None:
             return
         self.signum = signum
         threading.Thread(target=self._watch, name="pdi stop watch", daemon=True).start()
+
+    def stand_down(self) -> None:
+        """uvicorn has stopped with no thread at work: the watch ends nothing now."""
+        self.done = True
 
     def end_if_at_work(self) -> None:
         """Once uvicorn has stopped: the worker ended if a thread is still at work for a request (one its grace
@@ -343,7 +350,7 @@ def _uvicorn(
     # the socket itself: uvicorn would read an fd= as a Unix socket (no TCP_NODELAY again)
     uvicorn.Server(config).run(sockets=listeners)
     stop_watch.end_if_at_work()
-    stop_watch.done = True  # what follows (the --indexer stopped, the exit) is no request's: not ended for it
+    stop_watch.stand_down()  # what follows (the --indexer stopped, the exit) is no request's: not ended for it
 
 
 def _watched(app: ASGIApp, path: str) -> ASGIApp:
