@@ -402,7 +402,7 @@ def part_pieces(
 def _part_clock(part: MailPart) -> MailClock:
     """The time decoding ``part`` may take (:attr:`~pdi.mail.message.MailLimits.max_seconds`): all of it for its
     map, and again after each piece handed out (a part sent to a slow client is decoded over minutes)."""
-    return MailClock(MailLimits.max_seconds, f"decoding part {part.index} of the message")
+    return MailClock(MailLimits().max_seconds, f"decoding part {part.index} of the message")
 
 
 def part_map(octets: Octets, part: MailPart, window: int = WINDOW, *, clock: MailClock | None = None) -> PartMap:
