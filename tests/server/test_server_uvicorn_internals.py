@@ -56,6 +56,10 @@ FINGERPRINTS: dict[str, tuple[str | None, str]] = {
         "(self, sockets: 'list[socket.socket] | None' = None) -> 'None'",
         "9b33c50562992b1e3cef2a9611408ece6c01d46ee17eaae2091b6091bf826eab",
     ),
+    "uvicorn.server.Server.capture_signals": (
+        "(self) -> 'Generator[None, None, None]'",
+        "e1bbcd4770d1c8877454c17466d7bb229ec2cb9776e12703830ff64fc024758f",
+    ),
     "uvicorn.server.Server.on_tick": (
         "(self, counter: 'int') -> 'bool'", "60ea49b06ccf68c11e91a3b8676b56f3b8ab13c86e6c9fa4654731063d8f9bd0"),
     "uvicorn.server.ServerState.__init__": (

@@ -100,7 +100,13 @@ UVICORN_CONTRACT: Final[dict[str, str]] = {
     "uvicorn.server.Server.startup":
         "makes each connection's protocol as http_protocol_class(config=, server_state=, app_state=, _loop=)",
     "uvicorn.server.Server.shutdown":
-        "calls shutdown() of each protocol in server_state.connections, then waits for them and for server_state.tasks",
+        "calls shutdown() of each protocol in server_state.connections, then waits for them and for server_state.tasks"
+        " (timeout_graceful_shutdown), cancels the tasks left and sends the lifespan its shutdown, when"
+        " pdi.server.process.run's stop watch ends a worker with a thread still at work",
+    "uvicorn.server.Server.capture_signals":
+        "sets handle_exit as the SIGINT and SIGTERM handler before the lifespan starts (pdi.server.process.run chains"
+        " its stop watch before it there), and sets the handlers it found again, and raises the signal again, after"
+        " the server has stopped",
     "uvicorn.server.Server.on_tick":
         "sets server_state.default_headers anew each second (Date, then Config's headers: Server)",
     "uvicorn.server.ServerState.__init__":

@@ -137,7 +137,10 @@ class _StopWatch:
         self.done = False
 
     def arm_on(self, signals: tuple[signal.Signals, ...]) -> None:
-        """Each of ``signals`` arms the watch, then does what its handler did (uvicorn's: stop serving)."""
+        """Each of ``signals`` arms the watch, then does what its handler did (uvicorn's: stop serving); nothing in a
+        thread other than the main one, where no handler can be set (uvicorn sets none there either)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
         for signum in signals:
             previous = signal.getsignal(signum)
             if not callable(previous):
