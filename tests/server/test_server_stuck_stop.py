@@ -110,8 +110,8 @@ def faulty_serving(location: Path, mark: Path, workers: str) -> Iterator[tuple[s
         wait_answering(process, f"http://127.0.0.1:{port}/api/series")
         yield process, port
     finally:
-        if process.poll() is None:
-            process.kill()
+        if process.poll() is None:  # (a test that failed): its whole group, lest a worker spin on, orphaned
+            os.killpg(process.pid, signal.SIGKILL)
         stop(process)
 
 
