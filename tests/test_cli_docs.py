@@ -135,6 +135,15 @@ def test_pdi_docs_to_never_overwrites_and_then_writes_nothing(tmp_path: Path) ->
     assert (tmp_path / "pdi.service").read_bytes() == b"the operator's own unit\n"
 
 
+def test_pdi_docs_deploy_to_run_twice_says_the_files_exist(tmp_path: Path) -> None:
+    assert invoke("deploy", "--to", str(tmp_path)).exit_code == 0
+    again = invoke("deploy", "--to", str(tmp_path))
+    assert again.exit_code == 5, again.output
+    first = sorted(p.name for p in DEPLOY.iterdir())[:3]  # named in order, three at most
+    shown = ", ".join(str(tmp_path / name) for name in first)
+    assert f"{shown} … exist (nothing was written)" in again.stderr, again.stderr
+
+
 @pytest.mark.parametrize("asked", ["nonesuch", "how-to/nonesuch.md", "../pyproject.toml", "deploy/../../setup.py",
                                    "/etc/passwd", "hooks.py", "screenshots", ""])
 def test_pdi_docs_refuses_what_the_manual_does_not_hold(asked: str) -> None:

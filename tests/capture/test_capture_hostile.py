@@ -251,3 +251,15 @@ def test_property_any_location_gives_a_url_httpx_can_request_or_a_pdi_error(case
     assert url.port is None or 0 < url.port < 65536
     request = httpx.Request("GET", target)  # what the fetcher sends: must build
     assert request.url.host == url.host
+
+
+@pytest.mark.parametrize("given_url", ["notaurl", "example.org", "/index.html", "www.example.org/a?b=c"])
+def test_pdi_capture_of_what_has_no_scheme_says_it_is_not_a_url(given_url: str, tmp_path: Path) -> None:
+    # no scheme (RFC 3986 §3: a URI begins with one): a host or a path alone, said as what it is, not as "no scheme"
+    assert httpx.URL(given_url).scheme == ""  # as httpx reads it too
+    result = CliRunner().invoke(cli, ["capture", given_url, "-o", str(tmp_path / "page.mht")])
+    assert result.exit_code == 6, result.output
+    assert result.stderr == f"pdi: unsupported: {given_url} is not a URL: give an http:// or https:// URL\n"
+    assert not (tmp_path / "page.mht").exists()
+    with pytest.raises(UnsupportedError, match="capture fetches only http and https URLs, not ftp: ftp://"):
+        check_url("ftp://example.org/" + given_url)

@@ -226,3 +226,21 @@ def test_rfc2169_2_lexically_equivalent_urns_get_identical_answers(served: Serve
             assert (again.status_code, again.content) == (first.status_code, first.content), (spelling, again.text)
             for field in ("content-type", "etag", "location", "link", "cache-control"):
                 assert again.headers.get(field) == first.headers.get(field), (spelling, field)
+
+
+def test_an_unknown_service_is_answered_with_every_service_there_is_and_their_case(served: Served) -> None:
+    # RFC 2169 §2 puts the service in the URL's path, which is case-sensitive (RFC 3986 §6.2.2.1): n2r is not N2R
+    import re
+
+    wrong = get(served, f"/uri-res/n2r?{served.text}")
+    assert wrong.status_code == 404
+    detail = wrong.json()["detail"]
+    assert "case-sensitive" in detail
+    offered = re.search(r"\(try ([^;]*);", detail)
+    assert offered is not None, detail
+    named = offered.group(1).split(", ")
+    # I2R is answered (PDI-GRAMMAR decision 11), so it is listed with the others; every name listed is answered
+    assert sorted(named) == sorted(["N2R", "I2R", "N2L", "N2Ls", "N2C", "N2Ns"])
+    for service in named:
+        assert get(served, f"/uri-res/{service}?{served.text}").status_code in (200, 302, 303), service
+        assert get(served, f"/uri-res/{service.lower()}?{served.text}").status_code == 404, service

@@ -226,9 +226,11 @@ def check_url(url: str, *, redirected_from: str | None = None) -> httpx.URL:
         raise ParseError(
             f"not a URL capture can fetch: {clipped(url)}: {exc}{via}", text=url, offset=0, rule="RFC 3986 URI"
         ) from exc
+    if not parsed.scheme:  # a host or a path alone (example.org, notaurl): no URL at all
+        raise UnsupportedError(f"{clipped(url)} is not a URL: give an http:// or https:// URL{via}")
     if parsed.scheme not in ("http", "https"):
         raise UnsupportedError(
-            f"capture fetches only http and https URLs, not {parsed.scheme or 'no scheme'}: {clipped(url)}{via}"
+            f"capture fetches only http and https URLs, not {parsed.scheme}: {clipped(url)}{via}"
         )
     if parsed.userinfo or _USERINFO.match(url):
         # httpx would send it as Basic credentials, and a page's URL becomes its permanent name

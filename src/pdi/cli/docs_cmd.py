@@ -112,7 +112,8 @@ def write_into(dest: Path, files: dict[str, bytes]) -> list[Path]:
     there = [name for name in files if os.path.lexists(dest / name)]
     if there:
         shown = ", ".join(str(dest / name) for name in there[:3]) + (" …" if len(there) > 3 else "")
-        raise ImmutabilityError(f"pdi docs --to never overwrites: {shown} exists (nothing was written)")
+        verb = "exists" if len(there) == 1 else "exist"
+        raise ImmutabilityError(f"pdi docs --to never overwrites: {shown} {verb} (nothing was written)")
     made: list[Path] = []
     try:
         for name, octets in files.items():

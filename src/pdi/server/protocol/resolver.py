@@ -156,7 +156,10 @@ class Resolver:
         if handler is None:
             if service in OTHER_SERVICES:
                 raise Problem(501, "not implemented", f"this resolver does not offer the RFC 2169 service {service}")
-            raise NotFoundError(f"no RFC 2169 service '{clipped(service)}' (try N2R, N2L, N2Ls, N2C, N2Ns)")
+            # (RFC 2169 §2 names the service in the URL's path, and a path is case-sensitive (RFC 3986 §6.2.2.1):
+            # /uri-res/n2r is not /uri-res/N2R)
+            raise NotFoundError(f"no RFC 2169 service '{clipped(service)}' (try N2R, I2R, N2L, N2Ls, N2C, N2Ns;"
+                                " the names are case-sensitive)")
         query = request.url.query
         if not query:
             raise ParseError(f"{service} takes the URN as the query string: /uri-res/{service}?urn:pdi://…",
