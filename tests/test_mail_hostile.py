@@ -220,7 +220,7 @@ def test_a_forced_mbox_deposit_that_fails_deposits_nothing(tmp_path: Path) -> No
     failed = runner.invoke(cli, ["add", "--force", str(tmp_path / "clash.mbox"), "--series", "mail.example.us",
                                  "--archive", location])
     assert failed.exit_code == 5, failed.output  # docs/reference/exit-codes.md: an immutability conflict
-    assert "mid:2@example.org is already minted" in failed.output
+    assert "/mid:2%40example%2Eorg is already minted" in failed.output
     with Archive.open(location) as archive:
         assert archive.messages_by_id([f"<{n}@example.org>" for n in (1, 2, 3)]) == [
             ("<2@example.org>", archive.messages_by_id(["<2@example.org>"])[0][1])]  # the first deposit alone
@@ -265,7 +265,8 @@ def test_an_mbox_added_again_the_same_day_is_unchanged_and_only_its_new_messages
     (tmp_path / "list.mbox").write_bytes(_mbox(_one_message(1), _one_message(2, b"another body\n"), _one_message(4)))
     clash = runner.invoke(cli, add)
     assert clash.exit_code == 5, clash.output  # other octets under <2@example.org>: an immutability conflict
-    assert "message 2 (From_ line 8)" in clash.stderr  # its From_ line: 1, then 5 lines and the blank line 7 and "mid:2@example.org is already minted" in clash.stderr
+    assert "message 2 (From_ line 8)" in clash.stderr  # its From_ line: 1, then 5 lines and the blank line 7
+    assert "/mid:2%40example%2Eorg is already minted" in clash.stderr, clash.stderr
     forced = runner.invoke(cli, ["add", "--force", *add[1:]])
     assert forced.exit_code == 5, forced.output  # --force mints a name once, never answers "unchanged"
     with Archive.open(location) as archive:
@@ -693,7 +694,7 @@ def test_an_mbox_batchs_refusal_names_the_message_and_its_from_line(tmp_path: Pa
     for number, broken, status, said in (
         (2, b"\x89PNG\r\n\x1a\n", 3, "the content is not a message pdi can read: line 1 is not a header field"),
         (3, b"From: a@example.org\nMessage-ID: <1@example.org>\n\nanother body\n", 5,
-         "mail.example.us 20"),
+         "urn:pdi://mail.example.us/20"),
     ):
         messages = [b"From: a@example.org\nMessage-ID: <%d@example.org>\n\nbody %d\n" % (n, n) for n in (7, 8, 9)]
         messages[number - 1] = broken

@@ -288,6 +288,21 @@ class ImmutabilityError(PDIError, exit_code=5, http_status=409, title="immutabil
     #: them (its tombstone covers every version: nothing can be deposited in it).
     forceable: bool = False
 
+    #: The generic name (``urn:pdi://…``) of the document a refused deposit would have minted again, on the refusal
+    #: of a name minted already (a deposit under an ``--id`` in use): a front end says in its own words how a new
+    #: version of it is deposited (:meth:`versioned_by`). ``None`` on every other refusal.
+    minted: str | None = None
+
+    def versioned_by(self, how: str) -> ImmutabilityError:
+        """This refusal with ``how`` a front end deposits a new version of the name minted already (``pdi version
+        NAME FILE``) when it is one (:attr:`minted`); else itself."""
+        if self.minted is None:
+            return self
+        said = self.within("")
+        said.message += f" ({how})"
+        said.item = self.item
+        return said
+
     def forced_by(self, how: str) -> ImmutabilityError:
         """This refusal with ``how`` a front end deposits the octets after all (``--force deposits them as a new
         version``) when it is :attr:`forceable`; else itself."""

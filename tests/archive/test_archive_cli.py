@@ -532,8 +532,17 @@ def test_add_with_an_id_already_minted_today(tmp_path: Path, one_gmt_day: dateti
     # Other bytes under a name minted today: an immutability conflict, as before.
     doc.write_bytes(b"another decision\n")
     refused = run(location, "add", str(doc), "-s", S, "--id", "decision-7", code=5)
-    assert "already minted; deposit a new version of it instead" in refused.stderr
+    generic = name.removesuffix(".text.1")  # the name as it is cited: urn:pdi://…/decision-7
+    assert refused.stderr.startswith(f"pdi: immutability conflict: {generic} is already minted; deposit a new version"
+                                     " of it instead ("), refused.stderr
     assert run(location, "ls", S).stdout == f"{name}\n"
+    # the command it gives is one that works: it deposits the file as the name's next version
+    advice = re.search(r"\((pdi version .*) deposits them as its next version\)$", refused.stderr.strip())
+    assert advice is not None, refused.stderr
+    argv = shlex.split(advice.group(1))
+    assert argv == ["pdi", "version", generic, str(doc)]
+    assert run(location, *argv[1:]).stdout == f"{generic}.text.2\n"
+    assert run(location, "get", f"{generic}.text.2").stdout_bytes == b"another decision\n"
 
 
 def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(

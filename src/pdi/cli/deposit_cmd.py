@@ -427,7 +427,11 @@ def _add_file(
                 series, [content], foreign_id=foreign_id, force=force, progress=shown, embargo_until=embargo
             )
         except ImmutabilityError as exc:  # the octets of a withdrawn version under --id: a forced version holds them
-            raise exc.forced_by("pdi version --force deposits them as a new version") from None
+            # (and other octets under an --id in use: pdi version deposits them as the next version of its name)
+            import shlex
+
+            raise exc.forced_by("pdi version --force deposits them as a new version").versioned_by(
+                f"pdi version {exc.minted} {shlex.quote(file)} deposits them as its next version") from None
         earlier = archive.held_the_same_day(deposit)
     printed = _print_deposit(deposit, "pdi version --force deposits them as a new version", archive)
     if earlier is not None:

@@ -56,8 +56,11 @@ COUNT_A_DAY = (
 
 
 def minted_already(key: DocumentKey) -> ImmutabilityError:
-    """The refusal of a name minted already."""
-    return ImmutabilityError(f"{describe_key(key)} is already minted; deposit a new version of it instead")
+    """The refusal of a name minted already, naming it as it is cited (its generic ``urn:pdi:`` name)."""
+    name = generic_name(key)
+    refusal = ImmutabilityError(f"{name} is already minted; deposit a new version of it instead")
+    refusal.minted = name
+    return refusal
 
 
 def _keyed(note: WriteNote | None) -> bool:
