@@ -308,12 +308,20 @@ def test_a_release_archive_is_refused_by_every_command_but_init_and_left_as_it_w
 def test_migrating_twice_changes_nothing_the_second_time(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     release = RELEASE_DIRS[0]
     location = _restore(release, kind, tmp_path, request)
-    assert pdi(location, "init").exit_code == 0
+    first = pdi(location, "init")
+    assert first.exit_code == 0, first.output
+    # said as what it did: the release's archive was there, and was migrated from the release's schema version
+    old = _expected(release)["schema_version"]
+    assert first.stdout.startswith("archive at ") and first.stdout.endswith(f" (schema version {SCHEMA_VERSION})\n")
+    assert (f"note: the archive was there already: migrated from schema version {old} to {SCHEMA_VERSION}\n"
+            in first.stderr), first.stderr
     migrated = _schema_rows(location)
     with Archive.open(location) as archive:
         names = archive.ls()
     again = pdi(location, "init")
-    assert again.exit_code == 0 and again.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n")
+    assert again.exit_code == 0 and again.stdout.endswith(f"(schema version {SCHEMA_VERSION})\n"), again.output
+    assert "note: the archive was there already: left as it was\n" in again.stderr, again.stderr
+    assert "migrated" not in again.stderr
     assert _schema_rows(location) == migrated  # no step applied again, none recorded twice
     with Archive.open(location) as archive:
         assert archive.ls() == names

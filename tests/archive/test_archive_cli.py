@@ -576,3 +576,15 @@ def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(
     other.write_bytes(b"Other words.\n")
     assert run(location, "add", str(other), "-s", S).stderr == ""
     assert run(location, "add", str(text), "-s", "library.example.gb").stderr == ""
+
+
+def test_pdi_init_says_whether_it_made_the_archive_or_found_it_there(tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    made = run(location, "init")
+    assert made.stdout == f"archive at {location} (schema version {SCHEMA_VERSION})\n" and made.stderr == ""
+    catalog = Path(location) / "catalog.sqlite"
+    octets = catalog.read_bytes()
+    again = run(location, "init")
+    assert again.stdout == made.stdout  # the line scripts read, as ever
+    assert again.stderr == "note: the archive was there already: left as it was\n"
+    assert catalog.read_bytes() == octets  # and it was

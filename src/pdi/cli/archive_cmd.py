@@ -93,8 +93,10 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     Its blobs live beside the catalog (files, or rows of the database) unless
     --blobs names an S3-compatible store; the choice is recorded in the
     catalog and later commands find it there. Running it again on an
-    existing archive only migrates its schema forward, and no other command
-    does: each of them refuses an archive older than this pdi (exit 8). After
+    existing archive only migrates its schema forward (a note on stderr
+    says the archive was there already, and that it was left as it was or
+    migrated from which schema version; with --backup, the line about the
+    backup says so), and no other command does: each of them refuses an archive older than this pdi (exit 8). After
     installing a newer pdi, stop every older release that uses the archive and
     run this once, with --backup DEST to keep the archive as the older pdi
     left it (pdi docs how-to/upgrade). A catalog newer than this pdi knows is
@@ -110,13 +112,21 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     if no_migrate and backup_dest is not None:
         raise click.UsageError("--backup backs an archive up before migrating it, and --no-migrate migrates none:"
                                " give one of them")
+    from pdi.archive.backup import schema_version_at
+    from pdi.archive.store import SCHEMA_VERSION
+    from pdi.errors import PDIError
+
     where = location or resolve_location(archive)
+    try:
+        found = schema_version_at(where)  # the archive there before (None: none), to say what init did to it
+    except PDIError:
+        if backup_dest is not None:  # never migrated unbacked: said as the backup's look at it says it
+            raise
+        found = -1  # one that cannot be read as it is (newer than this pdi …): Archive.init says why, as ever
     if backup_dest is not None:
         from pdi.archive import refuse_writing_in
-        from pdi.archive.backup import backup, schema_version_at
-        from pdi.archive.store import SCHEMA_VERSION
+        from pdi.archive.backup import backup
 
-        found = schema_version_at(where)
         if found is not None and found < SCHEMA_VERSION:
             refuse_writing_in(where, where)  # a migration this user may not make: said before the backup
             backup(where, backup_dest)
@@ -125,9 +135,13 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
             why = "there is no archive yet" if found is None else f"it is at schema version {found} already"
             click.echo(f"not backed up to {backup_dest}: {why}, nothing to migrate (pdi backup makes one)", err=True)
     with Archive.init(where, blobs=blobs, migrate=not no_migrate) as opened:
-        click.echo(
-            f"archive at {opened.location} (schema version {opened.schema_version()})"
-        )
+        reached = opened.schema_version()
+        click.echo(f"archive at {opened.location} (schema version {reached})")
+        # there already: left as it was, or migrated forward, said as a note (with --backup, its own line says so)
+        if found is not None and found >= 0 and backup_dest is None:
+            click.echo("note: the archive was there already: " + (
+                "left as it was" if found == reached else f"migrated from schema version {found} to {reached}"),
+                err=True)
         _tell_open_to_others(opened.location)
         _tell_case_folding(opened)
 
