@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import mailbox
+import subprocess
+import sys
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -278,3 +280,57 @@ def test_help_says_what_a_line_holds_that_it_is_not_all_or_none_and_how_to_go_on
     assert "not all or none (unlike an mbox)" in shown
     assert ("mend the refused file and add it and the files after it, or add only the files after it; never add"
             " again those before it: a file added again gets a second name") in shown
+
+
+def test_an_empty_file_or_standard_input_is_refused_unless_allowed(archive: str, tmp_path: Path) -> None:
+    """``cat nosuch.txt | pdi add -`` (cat failed: standard input empty) minted a 0-byte document for good, exit 0:
+    refused now, saying what was empty, nothing minted; --allow-empty deposits one that is meant."""
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    for args, said in ((["-", "--format", "text"], "standard input gave no octets"),
+                       ([str(empty)], f"{empty} is empty (0 octets)")):
+        refused = run(archive, "add", "-s", S, *args, code=2)
+        assert refused.stdout == ""
+        assert f"Error: {said}: nothing was deposited (--allow-empty deposits an empty document)" in refused.stderr
+    assert _stored(archive) == []
+    # a real pipe from a command that failed, as the user typed it
+    piped = subprocess.run(f"cat {tmp_path / 'nosuch.txt'} | {sys.executable} -m pdi add - -s {S} --format text"
+                           f" --archive {archive}", shell=True, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 2 and "standard input gave no octets" in piped.stderr, piped.stderr
+    assert _stored(archive) == []
+    allowed = run(archive, "add", "-s", S, str(empty), "--allow-empty")
+    name = allowed.stdout.strip()
+    assert run(archive, "get", name).stdout_bytes == b""
+    # pdi version: the same rule
+    refused = run(archive, "version", name.rsplit(".", 2)[0], str(empty), "--force", code=2)
+    assert f"{empty} is empty (0 octets)" in refused.stderr
+    assert run(archive, "version", name.rsplit(".", 2)[0], str(empty), "--force", "--allow-empty").stdout.strip(
+    ).endswith(".text.2")
+    # one octet is not empty, and what was looked at is deposited whole
+    piped = subprocess.run([sys.executable, "-m", "pdi", "add", "-", "-s", S, "--format", "text", "--archive", archive],
+                           input=b"x", capture_output=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert run(archive, "get", piped.stdout.decode().strip()).stdout_bytes == b"x"
+
+
+def test_standard_input_at_a_terminal_is_asked_for(archive: str, tmp_path: Path) -> None:
+    """``pdi add -`` at a terminal showed no prompt (a progress bar at most), so it looked hung: it says on stderr
+    what it waits for and how to end it; the text typed, ended with Ctrl-D, is deposited."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "pdi", "add", "-", "-s", S, "--format", "text",
+                                    "--no-progress", "--archive", archive],
+                                   stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(follower)
+        os.write(leader, b"typed at a terminal\n")
+        os.write(leader, b"\x04")  # Ctrl-D at the start of a line: the end of the input (the terminal's VEOF)
+        out, err = process.communicate(timeout=120)
+    finally:
+        os.close(leader)
+    assert process.returncode == 0, err
+    assert err.decode().splitlines()[0] == ("pdi: reading the document from standard input: type or paste it, then"
+                                            " press Ctrl-D at the start of a line to end it")
+    assert run(archive, "get", out.decode().strip()).stdout_bytes == b"typed at a terminal\n"

@@ -742,3 +742,36 @@ def test_an_unchanged_answer_is_kept_under_its_idempotency_key_as_a_created_one_
     other = _batch(writable, [("new.txt", b"a new one\n", "text/plain")], **{"Idempotency-Key": "batch-held"})
     assert other.status_code == 422, other.text
     assert snapshot(writable.archive) == before
+
+
+def test_an_empty_body_is_refused_unless_allow_empty_says_it_is_meant(writable: Writable) -> None:
+    """An empty body (a client that read no file) minted a 0-octet document for good: refused as pdi add refuses an
+    empty file, on every route that deposits a body, and deposited with allow_empty=true."""
+    bearer = Writable.bearer(writable.deposit)
+    first = writable.client.post(f"/api/deposit?series={S}&format=text", content=b"first\n", headers=bearer)
+    assert first.status_code == 201, first.text
+    versioned = first.json()["pdi"]
+    generic = versioned.removesuffix(".text.1")
+    before = snapshot(writable.archive)
+    for path in (f"/api/deposit?series={S}&format=text", f"/api/version?pdi={generic}&format=text",
+                 f"/api/format?pdi={versioned}&format=html"):
+        for explicit in ("", "&allow_empty=false"):
+            answer = writable.client.post(path + explicit, content=b"", headers=bearer)
+            assert answer.status_code == 400, (path, answer.text)
+            assert answer.json()["detail"].startswith("the body is empty (0 octets): nothing was deposited"), answer.text
+            assert "allow_empty=true" in answer.json()["detail"]
+    batch = writable.client.post(f"/api/batch?series={S}", headers=bearer, files=[
+        ("file", ("a.txt", b"a\n", "text/plain")), ("file", ("nothing.txt", b"", "text/plain"))])
+    assert batch.status_code == 400, batch.text
+    assert batch.json()["detail"].startswith("item 1 (nothing.txt) is empty (0 octets): nothing was deposited")
+    assert snapshot(writable.archive) == before  # nothing of any of them written
+    made = writable.client.post(f"/api/deposit?series={S}&format=text&allow_empty=true", content=b"", headers=bearer)
+    assert made.status_code == 201, made.text
+    assert writable.client.get(f"/uri-res/N2R?{made.json()['pdi']}").content == b""
+    again = writable.client.post(f"/api/version?pdi={generic}&format=text&allow_empty=true", content=b"",
+                                 headers=bearer)
+    assert again.status_code == 201 and again.json()["version"] == 2, again.text
+    both = writable.client.post(f"/api/batch?series={S}&allow_empty=true", headers=bearer, files=[
+        ("file", ("a.txt", b"a\n", "text/plain")), ("file", ("nothing.txt", b"", "text/plain"))])
+    assert both.status_code == 201, both.text
+    assert writable.client.get(f"/uri-res/N2R?{both.json()['items'][1]['pdi']}").content == b""

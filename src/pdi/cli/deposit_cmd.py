@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 def _open_file(path: str, stack: contextlib.ExitStack) -> BinaryIO:
     """A file to deposit ('-' = standard input), open for reading as a stream: never read whole."""
     if path == "-":
+        if sys.stdin.isatty():  # else a prompt-less terminal looks like a hung command (and Ctrl-D at once: empty)
+            click.echo("pdi: reading the document from standard input: type or paste it, then press Ctrl-D at the"
+                       " start of a line to end it", err=True)
         return sys.stdin.buffer
     try:
         f = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
@@ -81,6 +84,35 @@ class _Reading(io.RawIOBase):
 
     def fileno(self) -> int:
         return self._f.fileno()
+
+    def peek(self, size: int = 0) -> bytes:
+        """The octets the next read gives, not consumed (at least one unless at the end): :func:`_refuse_empty`."""
+        try:
+            return cast(bytes, self._f.peek(size))  # type: ignore[attr-defined]  # open(…, "rb"): a BufferedReader
+        except OSError as exc:
+            raise StoreError(f"cannot read {self._path}: {exc.strerror}") from exc
+
+
+_ALLOW_EMPTY_HELP = "Deposit a FILE that is empty (0 octets) all the same: it is refused, else."
+
+
+def _refuse_empty(stream: BinaryIO, path: str) -> None:
+    """Refuse ``stream`` (the file ``path``, ``-``: standard input) when it holds no octet, before anything is
+    deposited: an empty document is most often a mistake (a ``cat`` that failed into a pipe, Ctrl-D at once at a
+    terminal), and a name minted for it is never taken back (``--allow-empty`` deposits one that is meant, as the
+    write API's ``allow_empty=true`` does). Nothing is consumed: the octets looked at are read again."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        empty = peek(1) == b""
+    elif stream.seekable():  # (a test's stand-in for standard input: bytes in hand)
+        at = stream.tell()
+        empty = stream.read(1) == b""
+        stream.seek(at)
+    else:
+        return
+    if empty:
+        what = "standard input gave no octets" if path == "-" else f"{path} is empty (0 octets)"
+        raise click.UsageError(f"{what}: nothing was deposited (--allow-empty deposits an empty document)")
 
 
 #: Inputs at least this large (or of unknown size, from a pipe) get a progress bar on a terminal.
@@ -241,10 +273,12 @@ def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
                    " the resolver answers 403 to readers without a token for the series until then.")
 @click.option("--serial", is_flag=True,
               help="Name an e-mail by the next daily serial, not by its Message-ID (mid:ID).")
+@click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @archive_option
 def add_cmd(
     files: tuple[str, ...], series: str, format_: str | None, foreign_id: str | None,
-    charset: str | None, force: bool, progress: bool | None, embargo: str | None, serial: bool, archive: str,
+    charset: str | None, force: bool, progress: bool | None, embargo: str | None, serial: bool, allow_empty: bool,
+    archive: str,
 ) -> None:
     """Mint a PDI for each FILE ('-' = stdin) today (GMT) and deposit it; prints each PDI as it is made.
 
@@ -278,6 +312,11 @@ def add_cmd(
     printed (and a note on stderr), exit 0. Other bytes, or --force, are
     refused with exit 5: a name is minted once (pdi version deposits a
     new version of it).
+
+    A FILE of no octets (standard input that gave none: a cat that
+    failed into a pipe) is refused before anything is deposited (exit 2)
+    unless --allow-empty; standard input read from a terminal is asked
+    for on stderr (end it with Ctrl-D).
 
     The bytes are stored exactly as they are, streamed (in bounded
     memory, but a PDF is held whole while PDFium reads it, and a video is
@@ -314,7 +353,7 @@ def add_cmd(
                     printed += _add_mbox(file, series, foreign_id, serial, force, embargo, opened)
                 else:
                     printed += _add_file(file, token, format_ is not None, series, foreign_id, charset, force,
-                                         progress, embargo, serial, opened)
+                                         progress, embargo, serial, allow_empty, opened)
             except (PDIError, click.ClickException) as exc:
                 if len(files) == 1:
                     raise
@@ -395,14 +434,17 @@ def _said_of_place(
 
 def _add_file(
     file: str, token: str, format_given: bool, series: str, foreign_id: str | None, charset: str | None,
-    force: bool, progress: bool | None, embargo: str | None, serial: bool, opened: Callable[[], Archive],
+    force: bool, progress: bool | None, embargo: str | None, serial: bool, allow_empty: bool,
+    opened: Callable[[], Archive],
 ) -> int:
     """`pdi add FILE` of one file that is not an mbox: deposited as ``token``, its name printed (how many names:
-    one)."""
+    one); an empty one refused unless ``allow_empty``."""
     if serial and foreign_id is not None:
         raise click.UsageError("--serial and --id name the document two ways: give one")
     with contextlib.ExitStack() as stack:
         stream = _open_file(file, stack)
+        if not allow_empty:
+            _refuse_empty(stream, file)
         data: BinaryIO | Iterator[bytes] = stream
         if not format_given and _guessed_xml(token):  # a .tei of the SGML days reads as XML by its name alone
             head = stream.read(1 << 20)
@@ -617,10 +659,11 @@ def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
               help="Show a progress bar on standard error (default: for large input on a terminal).")
 @click.option("--embargo-until", "embargo", metavar="DATE",
               help="Embargo the new version until DATE (2027-01-01, or a time with its zone).")
+@click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @archive_option
 def version_cmd(
     pdi: str, files: tuple[str, ...], formats_: tuple[str, ...], charset: str | None,
-    add_format: bool, force: bool, progress: bool | None, embargo: str | None, archive: str,
+    add_format: bool, force: bool, progress: bool | None, embargo: str | None, allow_empty: bool, archive: str,
 ) -> None:
     """Deposit FILES as the next version of PDI (every format it is to have); prints the PDIs.
 
@@ -632,7 +675,8 @@ def version_cmd(
     withdrawal (exit 5; --force deposits them as a new version), and a
     document withdrawn whole takes no new version (exit 11), nor does a
     withdrawn version take a format (--add-format, exit 11). The bytes are checked
-    as for pdi add (exit 3 unless --force). (pdi's own version: pdi --version.)
+    as for pdi add (exit 3 unless --force); an empty FILE is refused (exit 2)
+    unless --allow-empty. (pdi's own version: pdi --version.)
     """
     if formats_ and len(formats_) != len(files):
         raise click.UsageError("give one --format per FILE, or none")
@@ -641,6 +685,9 @@ def version_cmd(
         raise click.UsageError("standard input ('-') can be read once only")
     with contextlib.ExitStack() as stack:
         streams = [_open_file(f, stack) for f in files]
+        for stream, file in zip(streams, files, strict=True):
+            if not allow_empty:
+                _refuse_empty(stream, file)
         contents = [
             Content(s, t, charset if charset and is_text_format(t) else None, _source(f))
             for s, f, t in zip(streams, files, tokens, strict=True)

@@ -158,6 +158,9 @@ _IDEMPOTENCY = Param(
     where="header", schema={"type": "string", "minLength": 1, "maxLength": MAX_KEY + 2,
                             "pattern": '^(?!""$)(?:"[\\x20-\\x7e]{1,255}"|[\\x20-\\x7e]{1,255})$'},
 )
+_ALLOW_EMPTY = Param("allow_empty", "true: deposit an empty body (0 octets) all the same; without it one is 400 and"
+                     " nothing is deposited, as pdi add refuses an empty file without --allow-empty",
+                     schema={"type": "string", "enum": ["true", "false", ""]})
 _EMBARGO = Param("embargo", "Embargo the version until this date or time (needs the role curate); a moment past"
                  " embargoes nothing, and the answer's Warning header says so", schema=_MOMENT)
 
@@ -665,13 +668,16 @@ _DEPOSIT = Operation(
      Param("id", "A foreign id to encapsulate instead of a daily serial",
            schema={"type": "string"}),
      Param("charset", "The body's charset (default: Content-Type's charset parameter)", schema=_CHARSET),
-     _EMBARGO, _IDEMPOTENCY),
+     _EMBARGO, _ALLOW_EMPTY, _IDEMPOTENCY),
     body=Body("The document's octets, streamed; Content-Type its media type", _ANY_BODY),
     answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write", error_text={404: _UNREGISTERED},
 )
 _BATCH = Operation(
     "Many deposits in one request, all or nothing: each file part of a multipart/form-data body one document",
-    (Param("series", "The series to mint in", required=True, schema=_SERIES), _EMBARGO, _IDEMPOTENCY),
+    (Param("series", "The series to mint in", required=True, schema=_SERIES), _EMBARGO,
+     Param("allow_empty", "true: deposit an empty file part (0 octets) all the same; without it one is 400 (item N)"
+                          " and nothing is deposited", schema={"type": "string", "enum": ["true", "false", ""]}),
+     _IDEMPOTENCY),
     body=Body(f'File parts (each its Content-Type; at most {MAX_BATCH}), and an optional JSON field manifest listing'
               ' {"format", "id", "charset"} item by item', {"multipart/form-data": {"schema": {
                   "type": "object", "required": ["file"],
@@ -696,14 +702,14 @@ _VERSION = Operation(
     "Deposit the body as a new version of a document",
     (Param("pdi", "The document's generic name", required=True, schema=_name("pdi-whole")),
      Param("format", "The format token", schema=_optional(_FORMAT)), Param("charset", "The body's charset", schema=_CHARSET),
-     _EMBARGO, _IDEMPOTENCY),
+     _EMBARGO, _ALLOW_EMPTY, _IDEMPOTENCY),
     body=Body("The new version's octets", _ANY_BODY), answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
 )
 _FORMAT_ADD = Operation(
     "Add the body as another format of an existing version",
     (Param("pdi", "The versioned name", required=True, schema=_name("pdi-versioned")),
      Param("format", "The format token", required=True, schema=_FORMAT),
-     Param("charset", "The body's charset", schema=_CHARSET), _IDEMPOTENCY),
+     Param("charset", "The body's charset", schema=_CHARSET), _ALLOW_EMPTY, _IDEMPOTENCY),
     body=Body("The format's octets", _ANY_BODY), answers=_WRITTEN, errors=(*_WRITE, 412), role="deposit", tag="write",
 )
 _STATEMENTS = Operation(

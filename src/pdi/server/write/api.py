@@ -21,7 +21,9 @@ transaction that makes it (who: ``token:NAME``, from which address).
   ``Location`` the new name's ``N2R``, and ``{"pdi": NAME, "names": […],
   "version": 1, "unchanged": false}``. With an ``id`` already minted today
   whose latest version holds these bytes, nothing is stored: ``200`` and that
-  name, ``"unchanged": true``.
+  name, ``"unchanged": true``. An empty body (0 octets) is ``400`` and nothing is written unless
+  ``allow_empty=true`` (which ``/api/batch``, for its file parts, ``/api/version`` and ``/api/format`` take too),
+  as ``pdi add`` refuses an empty file unless ``--allow-empty``.
 * ``POST /api/batch?series=S[&embargo=DATE]`` — many deposits, all or nothing: a
   ``multipart/form-data`` body, each file part one document (its format
   from its ``Content-Type``, or from an optional JSON ``manifest`` field
@@ -123,10 +125,10 @@ class Unauthorized(Problem):
 
 #: The query parameters each route that writes takes (:func:`~pdi.server.http.params.only` refuses any other).
 TAKES: dict[str, frozenset[str]] = {
-    "/api/deposit": frozenset({"series", "format", "id", "charset", "embargo"}),
-    "/api/batch": frozenset({"series", "embargo"}),
-    "/api/version": frozenset({"pdi", "format", "charset", "embargo"}),
-    "/api/format": frozenset({"pdi", "format", "charset"}),
+    "/api/deposit": frozenset({"series", "format", "id", "charset", "embargo", "allow_empty"}),
+    "/api/batch": frozenset({"series", "embargo", "allow_empty"}),
+    "/api/version": frozenset({"pdi", "format", "charset", "embargo", "allow_empty"}),
+    "/api/format": frozenset({"pdi", "format", "charset", "allow_empty"}),
     "/api/statements": frozenset({"pdi", "key"}),
     "/api/withdraw": frozenset({"pdi", "reason", "purge"}),
     "/api/embargo": frozenset({"pdi", "until"}),
@@ -231,9 +233,13 @@ class WriteAPI:
                 raise ParseError(f"the manifest lists {plural(len(manifest), 'item')}, the body has {plural(len(files), 'file')}",
                                  rule="manifest")
             items: list[tuple[list[Content], str | None]] = []
+            allow_empty = flag(request, "allow_empty")
             for index, part in enumerate(files):
                 _refuse_twice(index, part)
                 _refuse_coded(index, part)
+                if not allow_empty and part.size == 0:
+                    raise ParseError(f"item {index} ({clipped(part.filename or 'no file name', 80)}) is empty"
+                                     f" (0 octets): {_EMPTY_ADVICE}", rule="allow_empty")
                 said = manifest[index] if manifest is not None else {}
                 media_type = part.content_type or ""
                 try:  # a charset no codec reads is refused here, naming the part, before any part is staged
@@ -417,10 +423,12 @@ class WriteAPI:
             raise UnsupportedError(refused) from None
 
     async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
-        """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives."""
+        """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives; a body of
+        no octet is refused at its end (``400``, nothing written) unless ``allow_empty=true``."""
         _within_upload(request.headers.get("content-length"), self.max_upload)
         chunks = request.stream()
         limit = self.max_upload
+        allow_empty = flag(request, "allow_empty")
 
         def body() -> Iterator[bytes]:
             seen = 0
@@ -430,6 +438,8 @@ class WriteAPI:
                 except ClientDisconnect:  # a refusal (400), not the store's failure (503, counted as one)
                     raise cut_short(seen, request.headers.get("content-length", "")) from None
                 if piece is None:
+                    if seen == 0 and not allow_empty:  # (raised within the write: the archive is left as it was)
+                        raise ParseError(f"the body is empty (0 octets): {_EMPTY_ADVICE}", rule="allow_empty")
                     return
                 seen += len(piece)
                 if limit is not None and seen > limit:
@@ -438,6 +448,11 @@ class WriteAPI:
                     yield piece
 
         return await anyio.to_thread.run_sync(write, body())
+
+
+#: What the refusal of an empty body (or file part) says: the same rule as ``pdi add``'s (``--allow-empty``).
+_EMPTY_ADVICE = ("nothing was deposited (an empty document is most often a mistake, and a name is never taken back;"
+                 " allow_empty=true deposits one that is meant)")
 
 
 class _WholeForm(MultiPartParser):
