@@ -353,7 +353,7 @@ def media_type_for(token: str) -> str:
 
 def _media_type_for(token: str) -> str:
     if not isinstance(token, str) or not is_valid_token(token):
-        raise UnsupportedError(f"not a format token: {token!r}")
+        raise UnsupportedError(_not_a_token(token))
     tok = canonical_token(token)
     special = SPECIAL_TOKENS.get(tok)
     if special is not None:
@@ -417,6 +417,25 @@ def near_tokens(token: str) -> list[str]:
         if near not in found:
             found.append(near)
     return found[:3]
+
+
+def media_type_token(given: str) -> str | None:
+    """The format token of ``given`` when it is a registered media type (``text/plain``, ``image/jpeg``, with its
+    parameters: ``text/plain; charset=utf-16``), given where a token is asked for; else ``None``."""
+    if "/" not in given:
+        return None
+    try:
+        return token_for(given)
+    except (UnsupportedError, ParseError, ValueError):
+        return None
+
+
+def _not_a_token(given: object) -> str:
+    """The refusal of ``given`` as a format token; of a media type, saying its token (``text/plain`` is ``text``)."""
+    token = media_type_token(given) if isinstance(given, str) else None
+    if token is None:
+        return f"not a format token: {given!r}"
+    return f"{given!r} is a media type, not a format token: its format token is {token!r}"
 
 
 def did_you_mean(near: list[str]) -> str:

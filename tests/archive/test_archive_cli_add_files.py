@@ -334,3 +334,42 @@ def test_standard_input_at_a_terminal_is_asked_for(archive: str, tmp_path: Path)
     assert err.decode().splitlines()[0] == ("pdi: reading the document from standard input: type or paste it, then"
                                             " press Ctrl-D at the start of a line to end it")
     assert run(archive, "get", out.decode().strip()).stdout_bytes == b"typed at a terminal\n"
+
+
+def test_a_format_not_told_names_the_tokens_and_a_media_type_is_taken_as_its_token(archive: str,
+                                                                                   tmp_path: Path) -> None:
+    """``pdi add files/README`` asked for --format naming no token; ``--format text/plain`` was refused as no
+    token, where ``txt`` got a suggestion. The refusal lists common tokens, each one pdi takes; a media type is
+    deposited as its token (the draft's ``text`` for text/plain, ``html`` for text/html), said in a note."""
+    import re
+
+    from pdi import formats
+
+    readme = tmp_path / "README"
+    readme.write_bytes(b"read me\n")
+    refused = run(archive, "add", "-s", S, str(readme), code=2)
+    listed = re.search(r"give --format with its format token \(([^)]*) …\) or its media type", refused.stderr)
+    assert listed is not None, refused.stderr
+    tokens = listed.group(1).split(", ")
+    assert {"text", "html", "xml", "pdf", "png", "wav"} <= set(tokens)
+    assert all(formats.is_known_token(token) for token in tokens), tokens  # each one pdi takes
+    for media_type, token in (("text/plain", "text"), ("text/html", "html"), ("TEXT/PLAIN", "text")):
+        page = tmp_path / "page"
+        page.write_text(f"<p>read me as {media_type}</p>\n" if token == "html" else f"read me as {media_type}\n")
+        added = run(archive, "add", "-s", S, str(page), "--format", media_type)
+        assert added.stdout.strip().endswith(f".{token}.1"), added.stdout
+        assert added.stderr == f"note: --format {media_type} is a media type: its format token {token} is used\n"
+        info = run(archive, "get", "--info", added.stdout.strip()).stdout
+        assert media_type.lower() in info, info
+    # one no registry holds is refused as the token it is not
+    unknown = run(archive, "add", "-s", S, str(readme), "--format", "foo/bar", code=6)
+    assert "not a format token: 'foo/bar'" in unknown.stderr
+
+
+def test_the_refusal_of_a_media_type_as_a_token_says_its_token() -> None:
+    from pdi import formats
+    from pdi.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError) as refused:
+        formats.media_type_for("text/plain")
+    assert str(refused.value) == "'text/plain' is a media type, not a format token: its format token is 'text'"

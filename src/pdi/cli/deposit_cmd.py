@@ -188,8 +188,25 @@ def _guess_format(path: str) -> str:
         # notes.txt.gz holds compressed bytes: its format is the compression's.
         media_type = _COMPRESSED.get(encoding)
     if media_type is None:
-        raise click.UsageError(f"cannot tell the format of {path} from its name: give --format")
+        raise click.UsageError(f"cannot tell the format of {path} from its name: give --format {_SOME_TOKENS}")
     return formats.token_for(_REGISTERED.get(media_type, media_type))
+
+
+#: What a refusal that asks for --format says it takes: the common tokens, and a media type (its token is taken).
+_SOME_TOKENS = ("with its format token (text, html, xml, pdf, png, image+jpeg, gif, wav, audio+mpeg, video+mp4,"
+                " rfc822, mbox, octet-stream …) or its media type (text/plain)")
+
+
+def _token_of(given: str) -> str:
+    """The format token ``--format`` gave: itself, or, given a registered media type (``text/plain``), its token,
+    said in a note on stderr (a media type whose token is unknown is refused as the token it is)."""
+    from pdi import formats
+
+    token = formats.media_type_token(given)
+    if token is None:
+        return given
+    click.echo(f"note: --format {given} is a media type: its format token {token} is used", err=True)
+    return token
 
 
 #: Names of RFC 2557 MHTML files (``mimetypes`` calls them message/rfc822).
@@ -260,7 +277,9 @@ def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
 @click.command("add")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True)
 @click.option("--series", "-s", required=True, help="A registered series.")
-@click.option("--format", "-f", "format_", help="Format token of every FILE (default: from each file's name).")
+@click.option("--format", "-f", "format_",
+              help="Format token of every FILE (text, pdf, image+jpeg; a media type, text/plain, is taken as its"
+                   " token; default: from each file's name).")
 @click.option("--id", "foreign_id",
               help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial (one FILE only).")
 @click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
@@ -339,6 +358,8 @@ def add_cmd(
                                " --id (several files are each named by the next daily serial)")
     if files.count("-") > 1:  # a usage error before any file's (the format of '-' is never told by its name)
         raise click.UsageError("standard input ('-') can be read once only")
+    if format_ is not None:
+        format_ = _token_of(format_)
     # every file's format, and a directory said, before the first is deposited
     tokens = [_guess_format(file) if format_ is None else _not_a_directory(file, format_) for file in files]
     _check_readable(files)  # and every file that cannot be read named
@@ -680,7 +701,7 @@ def version_cmd(
     """
     if formats_ and len(formats_) != len(files):
         raise click.UsageError("give one --format per FILE, or none")
-    tokens = list(formats_) or [_guess_format(f) for f in files]
+    tokens = [_token_of(given) for given in formats_] or [_guess_format(f) for f in files]
     if files.count("-") > 1:
         raise click.UsageError("standard input ('-') can be read once only")
     with contextlib.ExitStack() as stack:
