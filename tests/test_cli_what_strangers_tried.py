@@ -44,3 +44,24 @@ def test_init_backup_says_when_it_backs_nothing_up(tmp_path: Path) -> None:
     code, _, err = _pdi("init", location, "--backup", str(tmp_path / "bk"))
     assert code == 0 and f"it is at schema version {SCHEMA_VERSION} already, nothing to migrate (pdi backup makes one)" in err
     assert not (tmp_path / "bk").exists()
+
+
+def test_a_base_url_that_is_no_absolute_http_url_is_refused_by_every_option_that_takes_one(tmp_path: Path) -> None:
+    """``pdi serve --base-url notaurl`` was taken, and N2Ls then listed ``notaurl/uri-res/N2R?…``: refused before
+    anything is served, naming it, as ``pdi mirror add`` and ``pdi registry add`` refuse one (urlsplit, the stdlib's
+    reading, finds no http(s) scheme or no host in each)."""
+    from urllib.parse import urlsplit
+
+    archive = str(tmp_path / "archive")
+    assert _pdi("init", archive)[0] == 0
+    for bad in ("notaurl", "example.org", "ftp://example.org/", "http://", "/pdi/"):
+        parts = urlsplit(bad)
+        assert parts.scheme not in ("http", "https") or not parts.hostname  # what makes it no base URL
+        for argv in (["serve", "--port", "0", "--base-url", bad], ["mirror", "sync", "--announce", bad]):
+            code, out, err = _pdi(*argv, "--archive", archive)
+            assert code == 2 and out == "", (argv, err)
+            assert f"Invalid value for '{argv[-2]}'" in err and repr(bad) in err, (argv, err)
+        code, _, err = _pdi("mirror", "add", bad, "-s", "x.example.us", "--archive", archive)
+        assert code == 1 and repr(bad) in err, err
+        code, _, err = _pdi("registry", "add", "x.example.us", bad, "--archive", archive)
+        assert code == 1 and repr(bad) in err, err

@@ -54,6 +54,22 @@ archive_option: Callable[[F], F] = click.option(
 )
 
 
+def checked_base_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: ``value``, a resolver's base URL an option gives (``pdi serve --base-url``, ``pdi mirror sync
+    --announce``), refused as ``pdi mirror add`` refuses one (:func:`pdi.archive.mirroring.base_url`: an absolute
+    http or https URL with a host, no query, fragment or user) before anything is done, naming it; as given."""
+    if value is None:
+        return None
+    from pdi.archive.mirroring import base_url
+    from pdi.errors import ParseError
+
+    try:
+        base_url(value)
+    except ParseError as exc:
+        raise click.BadParameter(exc.message, ctx, param) from None
+    return value
+
+
 @contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr; yields a ``(done, total)`` callback."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural, shown_url
-from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_cmd import archive_option, checked_base_url
 from pdi.cli.archive_io import open_archive
 from pdi.errors import IntegrityError, NotFoundError, RemoteError
 
@@ -144,7 +144,7 @@ def mirror_remove(base_url: str, series: str, archive: str) -> None:
 
 @mirror_group.command("sync")
 @click.option("--series", "-s", "series", metavar="S", help="Only this series (default: every mirrored series).")
-@click.option("--announce", "announce_as", metavar="URL",
+@click.option("--announce", "announce_as", metavar="URL", callback=checked_base_url,
               help="This archive's own base URL: announce it to each origin (POST /api/mirrors) so that the origin"
                    " lists it among the locations; needs the origin's token.")
 @click.option("--token-file", type=click.Path(dir_okay=False), metavar="FILE",

@@ -12,7 +12,7 @@ import click
 
 from pdi.archive.blobs.memo import DEFAULT_SECONDS as DEFAULT_MEMO_SECONDS
 from pdi.archive.catalog.base import DEFAULT_CONNECTIONS
-from pdi.cli.archive_cmd import archive_option
+from pdi.cli.archive_cmd import archive_option, checked_base_url
 from pdi.server.process.limits import (
     DEFAULT_ANSWER_MIB,
     DEFAULT_BODY_RATE,
@@ -37,8 +37,9 @@ DEFAULT_CACHE_MIB = 32
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
-@click.option("--base-url", help="Public URL of the resolver, put in front of the locations N2Ls lists "
-              "(default: from each request's Host).")
+@click.option("--base-url", callback=checked_base_url,
+              help="Public URL of the resolver (http:// or https://, with its host), put in front of the locations"
+              " N2Ls lists (default: from each request's Host).")
 @click.option("--workers", type=click.IntRange(1, 64), show_default="one a core, at most 4",
               help="Worker processes, all serving the one socket; a worker that dies is replaced.")
 @click.option("--cache-mib", default=DEFAULT_CACHE_MIB, show_default=True, type=click.IntRange(0, 1 << 20),
