@@ -95,6 +95,52 @@ def _drives_chromium(module: object) -> bool:
     return any(value is devtools or value is Pipe for value in vars(module).values())
 
 
+#: Where the tests' temporary folders go when the system's temporary folder is on a file system that never writes
+#: a page back (tmpfs: Debian 13 mounts /tmp so): a folder on disk the FHS keeps for temporary files.
+ON_DISK_TEMP = Path("/var/tmp")
+
+
+def _written_back(folder: str | Path) -> bool:
+    from pdi.archive.blobs.memo import written_back
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        return written_back(fd)
+    finally:
+        os.close(fd)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' temporary folders (``tmp_path``) on a file system that writes its pages back, as an archive's are:
+    ``pdi serve``'s fixity memo remembers nothing of a blob file on tmpfs (:mod:`pdi.archive.blobs.memo`), so its
+    tests need files on disk. Where the system's temporary folder is a tmpfs (and no ``--basetemp`` is given), the
+    run's are made in :data:`ON_DISK_TEMP` instead, and removed at the end of a run that passed. (pytest-xdist's
+    workers are given their folders under the one chosen here.)"""
+    import tempfile
+
+    if config.option.basetemp is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if _written_back(tempfile.gettempdir()) or not ON_DISK_TEMP.is_dir() or not _written_back(ON_DISK_TEMP):
+        return
+    config.option.basetemp = tempfile.mkdtemp(prefix="pdi-tests-", dir=ON_DISK_TEMP)
+    config.stash[_ON_DISK] = config.option.basetemp
+
+
+_ON_DISK = pytest.StashKey[str]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_ON_DISK, None)
+    if folder is not None and getattr(config, "_pdi_passed", False):
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config._pdi_passed = exitstatus == 0  # type: ignore[attr-defined]
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Under ``-m quick``, the folders that hold no quick test are not even imported (seconds off the start)."""
     if config.getoption("markexpr") != "quick" or not collection_path.is_dir():
