@@ -63,7 +63,8 @@ def test_grammar_1_both_spellings_and_case_insensitive_prefix() -> None:
         ("pdi://a.us/2000/01/02/a%2.text", "unique-id", 23),
         ("pdi://a.us/2000/01/02/a?b.text", "unique-id", 23),
         ("pdi://a.us/2000/01/02/a*b.text", "unique-id", 23),
-        ("pdi://a.us/2000/01/02/a.b.text.1", "specifier", 30),
+        ("pdi://a.us/2000/01/02/a.b.text.1", "unique-id", 23),  # the '.' the id holds: it reads as a.b, text, 1
+        ("pdi://a.us/2000/01/02/a.b.text.1x", "specifier", 30),  # no version after the last '.': no reading
         ("pdi://a.us/2000/01/02/1.", "format", 24),
         ("pdi://a.us/2000/01/02/1.te xt", "format", 26),
         ("pdi://a.us/2000/01/02/1.text.0", "version", 29),
@@ -334,8 +335,9 @@ def test_grammar_3_fragment_schemes(suffix: str, fragment: Fragment) -> None:
         ("1.text.1#char=", "position", "at least one position"),
         ("1.text.1#char=1,,2", "position", "empty"),
         ("1.text.1#ch4r=1", "fragment-scheme", "invalid fragment scheme"),
-        ("1.html.1#name=a.b,c", "element-name", "must be %-escaped"),
-        ("1.html.1#name=a@b,c", "element-name", "must be %-escaped"),
+        ("1.html.1#name=a.b,c", "element-name", "reserved character '.' in an element name (name=) must be"
+                                                " %-escaped (%2E)"),
+        ("1.html.1#name=a@b,c", "element-name", "must be %-escaped (%40)"),
         # said in the scheme's words, with the character's %-escape (ASCII's own octet; beyond it, its UTF-8)
         ("1.pdf.1#nameddest=a b", "element-name", "character ' ' in a named destination (nameddest=) must be"
                                                   " %-escaped, %20"),

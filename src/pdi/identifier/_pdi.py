@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pdi import formats
-from pdi._grammar import upper_hex
-from pdi._wording import clipped
+from pdi._grammar import ESCAPE_RE, UNIQUE_SAFE, escape, upper_hex
+from pdi._wording import NAME_MOST, clipped
 from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier._fragment import (
     Fragment,
@@ -132,6 +133,9 @@ class PDI:
         try:
             return _parse_pdi(text, 0, len(text), strict, 0)
         except ParseError as exc:
+            meant = _reserved_in_unique_id(text, strict)
+            if meant is not None:
+                raise meant from None
             at = text.find("@")
             if exc.offset is None or not 0 <= exc.offset < at or "#" in text[:at]:
                 raise
@@ -451,6 +455,67 @@ def _tail(nss_tail: str) -> str:
     """The fragment or citation part of a canonical NSS."""
     cut = min((i for i in (nss_tail.find("#"), nss_tail.find("@")) if i >= 0), default=-1)
     return "" if cut < 0 else nss_tail[cut:]
+
+
+# A unique id written with its reserved characters unescaped, then '.' format '.' version, then any fragment: what a
+# name copied from a Message-ID (mid:a@b.org) or a file name looks like.
+_SPECIFIER_START = re.compile(r"(?:[uU][rR][nN]:)?[pP][dD][iI]://[^/#]*/[^/#]*/[^/#]*/[^/#]*/")
+
+
+def _reserved_in_unique_id(text: str, strict: bool) -> ParseError | None:
+    """The error for a name that does not parse because its unique id holds a reserved character unescaped (a ``@``
+    or a ``.`` of a Message-ID, ``mid:a@b.org``: PDI-GRAMMAR.md §1, line 217), naming the first, where it is, its
+    escape and the name meant; ``None`` unless the name parses with every character of its unique id the grammar
+    does not allow %-escaped (the ``.`` format ``.`` version after it read as they are).
+
+    Without it ``…/mid:a@b.org.rfc822.1#line=1,2`` was "a citation needs a format" (the ``@`` read as a
+    citation's), and with ``%40`` but the ``.`` unescaped a '.' somewhere after the id. A text whose unique id would
+    hold ``pdi:`` is a citation gone wrong, not an id (its cited name's own error says what is wrong)."""
+    start = _SPECIFIER_START.match(text)
+    if start is None:
+        return None
+    spec_start = start.end()
+    hash_at = text.find("#", spec_start)
+    spec_end = len(text) if hash_at < 0 else hash_at
+    parts = text[spec_start:spec_end].rsplit(".", 2)
+    if len(parts) != 3:
+        return None
+    uid, fmt, version = parts
+    if not uid or uid == "*" or "pdi:" in uid.lower() or not (version.isdigit() and version.isascii()):
+        return None
+    if not formats.is_valid_token(fmt):
+        return None
+    bad: list[int] = []
+    i = 0
+    while i < len(uid):
+        if uid[i] == "%" and ESCAPE_RE.match(uid, i):
+            i += 3
+            continue
+        if uid[i] not in UNIQUE_SAFE:
+            bad.append(i)
+        i += 1
+    if not bad or any(uid[k] == "%" for k in bad):  # a broken %-escape: the parser's own error says so
+        return None
+    try:
+        mended_uid = "".join(escape(ch, UNIQUE_SAFE) if k in bad else ch for k, ch in enumerate(uid))
+    except ParseError:  # a lone surrogate: no escape to offer
+        return None
+    meant = f"{text[:spec_start]}{mended_uid}.{fmt}.{version}{text[spec_end:]}"
+    try:
+        _parse_pdi(meant, 0, len(meant), strict, 0)
+    except ParseError:
+        return None
+    first = uid[bad[0]]
+    said = f"{first!r} at offset {spec_start + bad[0]} inside the unique id must be written {escape(first, UNIQUE_SAFE)}"
+    others = dict.fromkeys(uid[k] for k in bad[1:] if uid[k] != first)
+    if others:
+        said += ", and " + ", ".join(f"{ch!r} {escape(ch, UNIQUE_SAFE)}" for ch in others)
+    return ParseError(
+        f"{said}: did you mean '{clipped(meant, NAME_MOST)}'? (PDI-GRAMMAR.md §1)",
+        text=text,
+        offset=spec_start + bad[0],
+        rule="unique-id",
+    )
 
 
 def _month_end(year: int, month: int) -> datetime.date:

@@ -137,7 +137,7 @@ def _unescaped(raw: str, bad: int, where: str) -> str:
     ch = raw[bad]
     if ch == "%":
         return f"{raw[bad:bad + 3]!r} in {where} is not a %-escape: '%' and two hex digits ('%25' is a '%' itself)"
-    return f"reserved character {ch!r} in {where} must be %-escaped"
+    return f"reserved character {ch!r} in {where} must be %-escaped ({escape(ch, UNIQUE_SAFE)})"
 
 
 def _first_bad(raw: str, safe: frozenset[str]) -> int:
