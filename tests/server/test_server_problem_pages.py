@@ -512,6 +512,29 @@ def test_a_name_whose_own_escapes_an_address_decoded_is_answered_with_the_name_i
     assert client.get("/view", params={"pdi": name}, headers=HTML).status_code == 200  # written so, it is read
 
 
+def test_a_message_id_name_whose_at_sign_an_address_decoded_is_refused_with_the_name_itself(
+    client: TestClient, archive: Archive,
+) -> None:
+    """A Message-ID's name (``mid:minutes-42%40example%2Eorg``: PDI-GRAMMAR.md §1, ``@`` and ``.`` reserved) in
+    ``/view?pdi=NAME`` as a browser sends it: the query reads ``%40`` as ``@``, a citation's mark (line 168), so the
+    text is no name and is not taken for one (400); the page says to write each ``%`` as ``%25`` (``%2540``) and
+    offers the name itself, which written so is read (200)."""
+    name = str(archive.add(S, b"the minutes\n", format="text", foreign_id="mid:minutes-42@example.org"))
+    assert name.endswith("/mid:minutes-42%40example%2Eorg.text.1")
+    for passage in ("", "#line=0,1"):
+        answer = client.get(f"/view?pdi={name}{passage.replace('#', '%23')}", headers=HTML)
+        assert answer.status_code == 400, passage
+        page = html5lib.parse(answer.text, namespaceHTMLElements=False)
+        assert "/view?pdi=" + urllib.parse.quote(name + passage, safe="") in _links(page), passage
+        said = _text(page.find(".//main"))
+        assert "%2540" in said and "Resolve" in said, said
+    assert client.get("/view", params={"pdi": name}, headers=HTML).status_code == 200
+    # a citation whose cited name is wrong is no id to escape: no name offered as if it were the one meant
+    cited = client.get("/view", params={"pdi": f"{name}@0=urn:pdi://{S}/2026/13/25/1.text.1#char=1,2"}, headers=HTML)
+    assert cited.status_code == 400  # month 13
+    assert not [a for a in _links(html5lib.parse(cited.text, namespaceHTMLElements=False)) if a.startswith("/view?")]
+
+
 def test_the_json_api_offers_the_name_meant_by_a_name_whose_hash_is_written_as_in_a_resolvers_address(
     client: TestClient, archive: Archive,
 ) -> None:

@@ -545,11 +545,12 @@ def _hint(name: str) -> str:
                     f"<code>{in_order(mended)}</code></a>.</p>")
     escaped = _escapes_decoded(typed)
     if escaped is not None:
-        return (f"<p>A PDI's id writes a web address's <code>/</code> and <code>.</code> as <code>%2F</code> and"
-                " <code>%2E</code>; an address that carries the name (<code>/view?pdi=…</code>) reads them back as"
-                " <code>/</code> and <code>.</code> unless each <code>%</code> is written <code>%25</code>. Paste a"
-                f' name into the Resolve box, which writes it so. Perhaps you meant <a href="{esc(_view(escaped))}">'
-                f"<code>{in_order(escaped)}</code></a>.</p>")
+        return (f"<p>A PDI's id writes the reserved characters it holds %-escaped: a web address's <code>/</code>"
+                " and <code>.</code> as <code>%2F</code> and <code>%2E</code>, a Message-ID's <code>@</code> as"
+                " <code>%40</code>; an address that carries the name (<code>/view?pdi=…</code>) reads them back as"
+                " the characters themselves unless each <code>%</code> is written <code>%25</code> (<code>%2540</code>"
+                " for a <code>%40</code>). Paste a name into the Resolve box, which writes it so. Perhaps you meant"
+                f' <a href="{esc(_view(escaped))}"><code>{in_order(escaped)}</code></a>.</p>')
     if typed and not typed.lower().startswith(("urn:", "pdi:")):
         return (f'<p>A PDI begins <code>urn:pdi:</code>. To find documents by their words, <a href="/search?q='
                 f'{quote(typed, safe="")}">search for them</a>.</p>')
@@ -561,13 +562,21 @@ def _hint(name: str) -> str:
 _ID_UNESCAPED = re.compile(r"(urn:pdi://[^/]+/\d{4}/\d\d/\d\d/)(.+?)(\.[^./#]+\.\d+)(#.*)?", re.IGNORECASE | re.DOTALL)
 
 
+#: The reserved characters (PDI-GRAMMAR.md §1, line 217) a query decodes back from an id's escapes, and those escapes;
+#: not ``%`` (the id's other escapes, kept), ``#`` (the fragment's mark) nor ``+`` (a space to a form: the hint above).
+_RESERVED_ESCAPES = {ord(c): f"%{ord(c):02X}" for c in "./,*@=?"}
+
+
 def _escapes_decoded(typed: str) -> str | None:
-    """The name ``typed`` was before an address's query decoded its id's ``%2F`` and ``%2E`` (an encapsulated
-    URL's ``/`` and ``.``, PDI-GRAMMAR.md), if writing them so again makes a name; else ``None``."""
+    """The name ``typed`` was before an address's query decoded its id's escapes of reserved characters (an
+    encapsulated URL's ``%2F`` and ``%2E``, a Message-ID's ``%40``: PDI-GRAMMAR.md §1), if writing them so again
+    makes a name; else ``None`` (and for a citation, whose cited name holds ``pdi:``). Not read as that name: a
+    ``@`` in a name is a citation's mark (line 168), and what the grammar refuses is answered with what it may have
+    meant, never taken for it."""
     held = _ID_UNESCAPED.fullmatch(typed)
-    if held is None or not any(c in held.group(2) for c in "/."):
+    if held is None or not any(ord(c) in _RESERVED_ESCAPES for c in held.group(2)) or "pdi:" in held.group(2).lower():
         return None
-    mended = held.group(1) + held.group(2).replace("/", "%2F").replace(".", "%2E") + held.group(3) + (held.group(4) or "")
+    mended = held.group(1) + held.group(2).translate(_RESERVED_ESCAPES) + held.group(3) + (held.group(4) or "")
     return mended if _parsed(mended) is not None else None
 
 
