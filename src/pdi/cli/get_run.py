@@ -16,7 +16,7 @@ from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped, plural
 from pdi.archive import Generic, Resolved
 from pdi.cli.archive_io import open_archive, unwritable, write_out
 from pdi.cli.commands import EXIT_PAST_END, EXIT_USAGE, one_line
-from pdi.errors import NotFoundError
+from pdi.errors import NotFoundError, ParseError
 
 if TYPE_CHECKING:
     from pdi.archive.results import SgmlParse
@@ -186,15 +186,35 @@ def _print_message(m: dict[str, Any]) -> None:
         length = (f"{plural(body['characters'], 'character')} of body text (char= and line= count on it)"
                   if body["characters"] is not None else "its text is past pdi's limit (char= and line= refused)")
         say(f"body\tpart {body['part']} ({one_line(body['media_type'] + charset)}): {length}")
+    from pdi.mhtml.locations import comparable
+
+    locations = {comparable(part["location"]) for part in m["parts"] if part["location"]}
     for part in m["parts"]:  # every word of it the message's own: printed as one line
         names = [f"filename {part['filename']!r}" if part["filename"] else "",
                  f"cid:{part['content_id']}" if part["content_id"] else "",
                  f"location {part['location']}" if part["location"] else "",
                  part["disposition"] or ""]
         named = ", ".join(n for n in names if n)
-        say("part\t" + one_line(f"{part['part']}: {part['media_type']}" + (f" ({named})" if named else "")))
+        say("part\t" + one_line(f"{part['part']}: {part['media_type']}" + (f" ({named})" if named else "")
+                                 + _by_file_name(part["filename"], locations)))
     for defect in m["defects"]:
         say(f"defect\t{one_line(defect)}")
+
+
+def _by_file_name(filename: str | None, locations: set[str]) -> str:
+    """The fragment that names a part by its file name, ready to write after the name (``: #part=schedule%2Etxt``:
+    its reserved characters %-escaped, PDI-GRAMMAR.md §1), or nothing: for a part without one, and for a file name
+    that ``part=`` reads first as a ``cid:`` or another part's Content-Location (PDI-GRAMMAR.md §3, e-mail), where
+    the part's number is the name to write."""
+    from pdi.identifier import Fragment
+    from pdi.mhtml.locations import comparable
+
+    if not filename or filename.startswith("cid:") or comparable(filename) in locations:
+        return ""
+    try:
+        return f": #{Fragment('part', (filename,))}"
+    except ParseError:  # no UTF-8 for it (a lone surrogate): no name to offer
+        return ""
 
 
 def _print_capture(c: dict[str, Any]) -> None:

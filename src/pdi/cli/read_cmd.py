@@ -65,7 +65,9 @@ def get_cmd(
     the first place any of the words stands in it, #rect and
     #viewrect=l,t,w,h[,page] the characters of a region, and #page=n and
     #nameddest=x the whole PDF; on an e-mail, #char=a,b and #line=a,b give
-    its body's text and #part=N (cid:ID, a file name) a part's octets, that
+    its body's text and #part=N (cid:ID, a file name, their reserved
+    characters %-escaped: #part=schedule%2Etxt, as --info prints each
+    part's) a part's octets, that
     of a message of more than 32 MiB written as it is decoded, never held
     (pdi docs email). --info says which range, region, samples
     or page a fragment selects, and a PDF's text layer (or that it has

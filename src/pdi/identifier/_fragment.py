@@ -266,6 +266,8 @@ def _parse_position(raw: str, scheme: str | None, text: str, offset: int) -> Pos
         bad = _first_bad(raw, _NAME_SAFE)
         ch = raw[bad]
         what = _NAMED.get(scheme or "", "an element name")
+        if scheme == "part":  # a part's name: its cid:, else its Content-Location or file name (PDI-GRAMMAR.md §3)
+            what = "a part's cid: (part=)" if raw.startswith("cid:") else "a part's file name (part=)"
         if ch in _RESERVED or ch in "()":
             why = _unescaped(raw, bad, what)
         else:
