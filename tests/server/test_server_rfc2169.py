@@ -42,6 +42,23 @@ def test_n2r_returns_the_bytes_a_name_and_its_fragment_select(served: Served) ->
     assert at_end.status_code == 200 and at_end.content == b"" and "warning" not in at_end.headers
 
 
+def test_a_fragment_of_one_position_is_an_empty_200_with_a_note_of_what_it_is(served: Served) -> None:
+    # RFC 5147 §3: line=1 is the place before the second line and char=15 before the sixteenth character; both
+    # select nothing, and the note says what the one-position fragment is and names the line or character meant
+    for fragment, said in (
+        ("line=1", "line=1 is a position, not a line: it selects nothing; a line is written as a range, line=1,2"),
+        ("char=15", "char=15 is a position, not a character: it selects nothing; a character is written as a range,"
+                    " char=15,16"),
+        ("15", "char=15 is a position, not a character: it selects nothing; a character is written as a range,"
+               " char=15,16"),
+    ):
+        empty = get(served, f"/uri-res/N2R?{served.text}%23{fragment}")
+        assert (empty.status_code, empty.content) == (200, b""), fragment
+        assert empty.headers["warning"] == f'299 pdi "{said}"', fragment
+    meant = get(served, f"/uri-res/N2R?{served.text}%23char=15,16")
+    assert meant.content == b"S" and "warning" not in meant.headers  # "Second" begins at 15 (above)
+
+
 def test_a_fragment_is_served_under_the_iana_name_of_its_charset(served: Served) -> None:
     latin = str(served.archive.add(S, "café au lait\n".encode("cp1252"), format="text", charset="cp1252"))
     whole = get(served, f"/uri-res/N2R?{latin}")

@@ -139,7 +139,8 @@ def _print_info(
     if selection is None:
         return
     for span in selection["ranges"] if selection["scheme"] != "part" else ():
-        say(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']})")
+        none = ", none: an empty range" if span["start"] == span["end"] else ""
+        say(f"range\tchar={span['start']},{span['end']} (octets {span['byte_start']} to {span['byte_end']}{none})")
     if (r := selection["region"]) is not None and about["stored"]["media_type"].startswith("video/"):
         say(f"region\t({r['x1']},{r['y1']}),({r['x2']},{r['y2']}) of the first frame at or after"
                    f" {r['frame'] / 1000:.3f} s ({r['width']}x{r['height']} pixels), cut out as PNG")
@@ -349,6 +350,11 @@ def _answer(result: Resolved, facts: dict[str, Any], *, info: bool, output: str 
         say(f"warning: {clipped(past_end_message(result.pdi, selection), MESSAGE_MOST)}", err=True)
     elif selection is not None and selection.clamped and not info:
         say(f"warning: {clipped(str(result.pdi), NAME_MOST)} reaches past the end: clamped to it", err=True)
+    elif selection is not None and not info and result.pdi.fragment is not None:
+        from pdi.fragments import position_note
+
+        if (note := position_note(result.pdi.fragment.positions, selection)) is not None:
+            say(f"note: {note}", err=True)
     if not info:
         write()
     return EXIT_PAST_END if selection is not None and selection.past_end else 0

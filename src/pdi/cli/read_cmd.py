@@ -49,7 +49,11 @@ def get_cmd(
     A fragment reaching past the end is cut there, with a warning on
     stderr. A fragment lying wholly past the end (char=100,200 of a
     50-character text; char=50,50 is the empty place at its end, not past
-    it) selects nothing: a warning, and exit status 9. On an image,
+    it) selects nothing: a warning, and exit status 9. A char= or line=
+    fragment of one position (line=2: the place before the third line, RFC
+    5147) is a position, which selects nothing: nothing is written, exit
+    status 0, and a note on stderr says so and how a line is written
+    (line=2,3); --info says its range is empty. On an image,
     #rect=(x1,y1),(x2,y2)[,frame] (the default scheme) gives the whole
     image and #crop=… the cut-out pixels as PNG; on audio, #sec=a,b (the
     default) or #msec=a,b gives those samples as WAV; on a video (WebM, MP4,

@@ -79,6 +79,7 @@ from pdi.fragments.results import (
     Region,
     check_order,
     past_end_message,
+    position_note,
 )
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ __all__ = [
     "evaluate",
     "evaluators",
     "past_end_message",
+    "position_note",
     "register",
 ]
 

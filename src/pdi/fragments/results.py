@@ -21,7 +21,7 @@ from typing import Protocol, overload
 from pdi._wording import plural
 from pdi.errors import ParseError
 
-__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "MappedFile", "Page", "Range", "Readable", "Region", "SlicedOctets", "check_order", "past_end_message"]
+__all__ = ["Buffer", "BufferFile", "FragmentResult", "Interval", "MappedFile", "Page", "Range", "Readable", "Region", "SlicedOctets", "check_order", "past_end_message", "position_note"]
 
 #: The octets of an entity: ``bytes``, or a memory map (text and markup evaluators).
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -260,3 +260,23 @@ def check_order(what: str, start: int, end: int, rule: str) -> None:
             offset=len(str(start)) + 1,
             rule=rule,
         )
+
+
+#: What one position of a counting scheme counts, in a note's words.
+_COUNTS = {"char": "character", "line": "line"}
+
+
+def position_note(positions: tuple[object, ...], result: FragmentResult) -> str | None:
+    """What is said of a ``char`` or ``line`` fragment of one position (``positions``, as written) that selects
+    nothing: RFC 5147 §3 (and PDI-GRAMMAR.md §3) read ``line=2`` and ``char=5`` as a position, the place before
+    the third line or the sixth character, an empty selection, where a reader may have meant the line or the
+    character itself, which is written as a range (``line=2,3``: the next one, when the text has it; at its end
+    the range lies past it); ``None`` for any other fragment, and for one past the end (:func:`past_end_message`)."""
+    noun = _COUNTS.get(result.scheme)
+    if noun is None or len(positions) != 1 or result.data or result.past_end:
+        return None
+    n = positions[0]
+    if not isinstance(n, int) or isinstance(n, bool):
+        return None
+    scheme = result.scheme
+    return f"{scheme}={n} is a position, not a {noun}: it selects nothing; a {noun} is written as a range, {scheme}={n},{n + 1}"

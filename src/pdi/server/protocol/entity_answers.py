@@ -23,6 +23,7 @@ from pdi.archive import Archive, Resolved
 from pdi.archive.access import current_reader
 from pdi.archive.blobs import FileReader
 from pdi.archive.record_facts import StreamedPart
+from pdi.fragments.results import position_note
 from pdi.mhtml.headers import SERVED_TYPE_OCTETS, served_content_type
 from pdi.server.http.conditional import (
     NOT_OF_416,
@@ -340,6 +341,11 @@ def about_headers(resolved: Resolved, extra: Mapping[str, str] = NO_HEADERS) -> 
     }
     if resolved.fragment is not None and resolved.fragment.clamped:  # (wholly past the end is a 416 problem)
         headers["Warning"] = '299 pdi "the fragment reaches past the end: cut there"'
+    elif resolved.fragment is not None and resolved.pdi.fragment is not None:
+        # line=2 alone: an empty 200 as RFC 5147 reads it, and a note of what it is (pdi get's, on stderr)
+        note = position_note(resolved.pdi.fragment.positions, resolved.fragment)
+        if note is not None:
+            headers["Warning"] = f'299 pdi "{note}"'
     return headers
 
 
