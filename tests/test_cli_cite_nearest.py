@@ -50,8 +50,10 @@ def _on(name: str, day: datetime.date) -> str:
 def _said(wrong: str, right: str, day: datetime.date) -> str:
     """What ``pdi get`` says of a name whose day is wrong and whose id is held on ``day`` (nearest.py)."""
     apart = (day - WRONG_DAY).days
+    serial = right.rsplit("/", 1)[1].split(".")[0]  # another day's serial is another document: the day only
     return (f"pdi: not found: {wrong} is not in this archive; a name carries the GMT day it was minted, and {S} has"
-            f" nothing minted on {WRONG_DAY.isoformat()}; nearest, {day.isoformat()} ({apart:,} days after): {right}\n")
+            f" nothing minted on {WRONG_DAY.isoformat()}, so no document {serial!r}; the nearest days with documents"
+            f" are {day.isoformat()} ({apart:,} days after)\n")
 
 
 def test_a_citing_name_of_another_day_names_the_day_held(held: tuple[str, str, datetime.date]) -> None:

@@ -162,5 +162,5 @@ def test_a_name_with_another_day_says_the_day_held_through_both_doors(archive: t
     assert fast.returncode == 4
     assert fast.stderr.decode() == (
         f"pdi: not found: {wrong} is not in this archive; a name carries the GMT day it was minted, and"
-        f" bench.example.us has nothing minted on 1999-01-01; nearest, {held_on.isoformat()} ({apart:,} days after):"
-        f" {name}\n")
+        f" bench.example.us has nothing minted on 1999-01-01, so no document {name.rsplit('/', 1)[1].split('.')[0]!r};"
+        f" the nearest days with documents are {held_on.isoformat()} ({apart:,} days after)\n")

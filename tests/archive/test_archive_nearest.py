@@ -71,20 +71,22 @@ def _fill(archive: Archive, clock: Clock) -> None:
     archive.add(S, b"later\n", format="text")
 
 
-def test_a_name_with_another_day_names_the_same_id_on_the_nearest_days(archive: Archive, clock: Clock) -> None:
+def test_a_serial_with_another_day_names_the_nearest_days_not_their_documents(archive: Archive, clock: Clock) -> None:
+    # serial 1 of the 20th and of the 28th are two other documents (§2.5: serials are counted afresh each day)
     _fill(archive, clock)
     said = _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1")
     assert said == (
         f"urn:pdi://{S}/2026/11/25/1.text.1 is not in this archive; a name carries the GMT day it was minted, and"
-        f" {S} has nothing minted on 2026-11-25; nearest, 2026-11-20 (5 days before): urn:pdi://{S}/2026/11/20/1.text.1;"
-        f" 2026-11-28 (3 days after): urn:pdi://{S}/2026/11/28/1.text.1"
+        f" {S} has nothing minted on 2026-11-25, so no document '1'; the nearest days with documents are 2026-11-20"
+        " (5 days before) and 2026-11-28 (3 days after)"
     )
 
 
-def test_an_id_not_on_the_nearest_day_names_that_days_documents(archive: Archive, clock: Clock) -> None:
+def test_an_id_not_on_the_nearest_day_names_that_day(archive: Archive, clock: Clock) -> None:
     _fill(archive, clock)
     said = _said(archive, f"urn:pdi://{S}/2026/11/29/2.text.1")
-    assert said.endswith(f"has nothing minted on 2026-11-29; nearest, 2026-11-28 (1 day before): urn:pdi://{S}/2026/11/28/1")
+    assert said.endswith("has nothing minted on 2026-11-29, so no document '2'; the nearest days with documents are"
+                         " 2026-11-28 (1 day before)")
 
 
 def test_a_count_of_days_has_thousands_separators(archive: Archive, clock: Clock) -> None:
@@ -92,7 +94,7 @@ def test_a_count_of_days_has_thousands_separators(archive: Archive, clock: Clock
     (GNU ``date -u +%s`` of each, apart by 86,400)."""
     _fill(archive, clock)
     said = _said(archive, f"urn:pdi://{S}/1994/12/01/1.text.1")
-    assert said.endswith(f"nearest, 2026-11-20 (11,677 days after): urn:pdi://{S}/2026/11/20/1.text.1")
+    assert said.endswith("the nearest days with documents are 2026-11-20 (11,677 days after)")
 
 
 def test_a_number_not_minted_that_day_names_the_days_documents(archive: Archive, clock: Clock) -> None:
@@ -122,7 +124,7 @@ def test_a_series_not_here_and_a_hidden_one_are_said_alike(archive: Archive, clo
     assert hidden.endswith(f"; this archive holds no series {SECRET}")
     # the owner is told what the series holds
     assert _said(archive, f"urn:pdi://{SECRET}/2026/11/27/1.text.1").endswith(
-        f"(1 day after): urn:pdi://{SECRET}/2026/11/28/1.text.1")
+        "the nearest days with documents are 2026-11-28 (1 day after)")
 
 
 def test_an_empty_series_says_so(archive: Archive) -> None:
@@ -145,7 +147,7 @@ def test_an_embargoed_document_is_not_suggested_to_a_reader(archive: Archive, cl
         said = _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1")
     assert said == f"urn:pdi://{S}/2026/11/25/1.text.1 is not in this archive"
     assert _said(archive, f"urn:pdi://{S}/2026/11/25/1.text.1").endswith(
-        f"(3 days after): urn:pdi://{S}/2026/11/28/1.text.1")
+        "the nearest days with documents are 2026-11-28 (3 days after)")
 
 
 def test_nearest_days_reads_the_days_key(archive: Archive, clock: Clock) -> None:
@@ -156,3 +158,38 @@ def test_nearest_days_reads_the_days_key(archive: Archive, clock: Clock) -> None
     assert archive.store.nearest_days(S, day(2026, 11, 1)) == (None, day(2026, 11, 20))
     assert archive.store.nearest_days(S, day(2026, 12, 1)) == (day(2026, 11, 28), None)
     assert archive.store.nearest_days(OTHER, day(2026, 11, 20)) == (None, day(2026, 11, 25))
+
+
+def test_a_foreign_id_of_another_case_or_a_few_edits_away_on_that_day_is_offered(archive: Archive, clock: Clock) -> None:
+    _on(clock, 20)
+    for n in range(8):  # a day of other documents first: the near one is found however it sorts among them
+        archive.add(S, f"{n}\n".encode(), format="text")
+    archive.add(S, b"report\n", format="text", foreign_id="Report_2026")
+    archive.add(S, b"minutes\n", format="text", foreign_id="Minutes-7")
+    held = f"urn:pdi://{S}/2026/11/20/Report_2026.text.1"
+    for asked in ("report_2026", "REPORT_2026", "Reprot_2026", "Report_202", "report-2026"):
+        said = _said(archive, f"urn:pdi://{S}/2026/11/20/{asked}.text.1")
+        assert said == (f"urn:pdi://{S}/2026/11/20/{asked}.text.1 is not in this archive; {S} holds no document"
+                        f" {asked!r} minted on 2026-11-20; did you mean {held}?"), asked
+    # three edits away, or a short id two away: not offered as the one meant; the day's documents are listed
+    for asked in ("Rport_20", "Mnts-7"):
+        assert "did you mean" not in _said(archive, f"urn:pdi://{S}/2026/11/20/{asked}.text.1"), asked
+
+
+def test_a_serial_a_few_edits_away_is_another_document_not_offered(archive: Archive, clock: Clock) -> None:
+    _fill(archive, clock)
+    said = _said(archive, f"urn:pdi://{S}/2026/11/20/12.text.1")
+    assert "did you mean" not in said and said.endswith(f"minted on 2026-11-20: urn:pdi://{S}/2026/11/20/1,"
+                                                        f" urn:pdi://{S}/2026/11/20/2")
+
+
+def test_a_foreign_id_with_another_day_names_it_on_the_days_it_was_minted(archive: Archive, clock: Clock) -> None:
+    # found by the unique id's index, on any day of the series (not on another series', nor a hidden one's)
+    _fill(archive, clock)
+    _on(clock, 28)
+    archive.add(S, b"report\n", format="text", foreign_id="Report_2026")
+    archive.add(OTHER, b"report\n", format="text", foreign_id="Report_2026")
+    for day in ("2026/11/25", "2026/11/20", "2026/10/01"):
+        said = _said(archive, f"urn:pdi://{S}/{day}/Report_2026.text.1")
+        assert said.endswith(f"; {S} holds no document 'Report_2026' minted on {day.replace('/', '-')} (a name carries"
+                             f" the GMT day it was minted); did you mean urn:pdi://{S}/2026/11/28/Report_2026.text.1?")

@@ -21,8 +21,8 @@ SERIES = "a.example.us"
 HELD = f"urn:pdi://{SERIES}/2026/11/20/1.text.1"
 WRONG_DAY = f"urn:pdi://{SERIES}/2026/11/17/1.text.1"
 #: what pdi get says of the same name (tests/test_cli_fast_get.py), after "... is not in this archive"
-HINT = (f"; a name carries the GMT day it was minted, and {SERIES} has nothing minted on 2026-11-17; nearest,"
-        f" 2026-11-20 (3 days after): {HELD}")
+HINT = (f"; a name carries the GMT day it was minted, and {SERIES} has nothing minted on 2026-11-17, so no"
+        " document '1'; the nearest days with documents are 2026-11-20 (3 days after)")
 
 
 @pytest.fixture(scope="module")

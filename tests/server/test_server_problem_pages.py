@@ -275,12 +275,13 @@ def test_a_reader_signed_in_with_another_series_token_is_told_so(client: TestCli
 
 def test_a_name_of_another_day_suggests_the_nearest_days_names(client: TestClient, archive: Archive) -> None:
     """A name copied with another day (PDI-GRAMMAR.md §2.4: it carries the GMT day it was minted): the page lists
-    the same id's name on the series' nearest day, and ``/api/resolve``'s problem says it in its detail."""
+    the documents of the series' nearest day under its heading, and ``/api/resolve``'s problem names that day, not
+    its serial 1, another document (§2.5: serials are counted afresh each day)."""
     held = str(archive.add(S, b"one\n", format="text"))  # minted on NOW's day, 2026-11-25
     assert held == f"urn:pdi://{S}/2026/11/25/1.text.1"
     wrong = f"urn:pdi://{S}/2026/11/20/1.text.1"
     page = _view(client, wrong, 404)
-    assert [_text(li) for li in page.findall(".//ul[@class='nearest']/li")] == [held]
+    assert [_text(li) for li in page.findall(".//ul[@class='nearest']/li")] == [held.removesuffix(".text.1")]
     # one day found (none before 2026-11-20): "the nearest day", not "days" (so it said, found following the app)
     assert _text(page.find(".//h2[@id='nearest']")) == f"Documents of {S} first deposited on the nearest day, 2026-11-25"
     answer = client.get("/api/resolve", params={"pdi": wrong})
@@ -288,7 +289,7 @@ def test_a_name_of_another_day_suggests_the_nearest_days_names(client: TestClien
     assert answer.headers["content-type"] == "application/problem+json"
     assert answer.json()["detail"] == (
         f"{wrong} is not in this archive; a name carries the GMT day it was minted, and {S} has nothing minted"
-        f" on 2026-11-20; nearest, 2026-11-25 (5 days after): {held}")
+        " on 2026-11-20, so no document '1'; the nearest days with documents are 2026-11-25 (5 days after)")
     # a series this archive does not hold: said so, nothing listed
     answer = client.get("/api/resolve", params={"pdi": "urn:pdi://nowhere.example.us/2026/11/20/1.text.1"})
     assert answer.status_code == 404

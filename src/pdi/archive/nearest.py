@@ -9,17 +9,26 @@ a hidden series is said of as one never registered):
 * the series is not held here at all;
 * the document is here, the version or format is not: its other names (the
   not-found message already lists its versions and formats, so no sentence);
+* the day holds a document whose foreign id differs from the one asked for
+  only in case, or by at most two edits among the day's first documents: it
+  (a serial differs from a near serial by being another document: none);
+* a foreign id the series holds on other days: those names (the name with
+  only its day wrong), found by the unique id's index;
 * the day holds other documents of the series: the first of them;
 * the day holds none: the series' nearest days before and after that hold
-  some, each with the same unique id's name there if it has one (the name with
-  only its day wrong), else the first documents of that day;
+  some, named in the sentence without their documents (a document of another
+  day with the same serial is another document, not the one meant), the
+  first documents of each listed on a page under their heading;
 * the series holds no documents yet.
 
 Bounded cost: the nearest days are one statement seeking the key of
 ``document_days`` (:meth:`~pdi.archive.catalog.browse.BrowsePart.nearest_days`);
 each day named is one keyset page of ``documents_by_day`` cut at ``limit``,
 and the same unique id on a day is a look-up of the key ``(series, day,
-unique_id)``. Nothing scans the catalog, and only a name not found pays for it.
+unique_id)``; an id in another case is one such look-up a spelling, the same id
+on other days one seek of ``documents_by_unique_id``, and ids a few edits away
+are sought only in the day's first :data:`NEAR_PAGE` documents. Nothing scans
+the catalog, and only a name not found pays for it.
 """
 
 from __future__ import annotations
@@ -28,10 +37,13 @@ import dataclasses
 import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from rapidfuzz.distance import Levenshtein
+
+from pdi._wording import clipped
 from pdi.archive.access import HIDDEN
 from pdi.archive.results import DocumentPage, Generic, Resolved
 from pdi.errors import PDIError
-from pdi.identifier import PDI
+from pdi.identifier import PDI, escape_unique_id
 
 if TYPE_CHECKING:
     from pdi.archive.catalog import SQLStore
@@ -76,6 +88,64 @@ def _listed(names: list[PDI], more: bool) -> str:
     return ", ".join(map(str, names)) + (" and more" if more else "")
 
 
+#: How many of a day's documents are read for ids a few edits from the one asked for: one keyset page, however
+#: large the day.
+NEAR_PAGE = 200
+#: The most edits (a character inserted, removed or changed; case apart) from the id asked for to one suggested.
+_NEAR_EDITS = 2
+#: The most documents of one id on other days read from the unique id's index.
+_OTHER_DAYS = 20
+
+
+def _near_ids(archive: Holding, parsed: PDI, series: str, day: datetime.date) -> list[Generic]:
+    """The documents of ``series`` minted on ``day`` whose foreign id is like ``parsed``'s, nearest first: the same
+    but for case (a keyed look-up a spelling), else at most :data:`_NEAR_EDITS` edits away, case ignored, among the
+    day's first :data:`NEAR_PAGE` documents. None for a serial: serial 12 and serial 13 are two documents."""
+    uid = parsed.unique_id
+    if parsed.serial is not None or not uid:
+        return []
+    cased: list[Generic] = []
+    for spelling in dict.fromkeys((uid.lower(), uid.upper(), uid[:1].upper() + uid[1:], uid[:1].lower() + uid[1:],
+                                   uid.capitalize())):
+        if spelling != uid and (found := _located(archive, _with_id(parsed, spelling))) is not None:
+            cased.append(found)
+    if cased:
+        return cased
+    page = archive.day_documents(series, day, limit=NEAR_PAGE)
+    folded = uid.casefold()
+    scored = sorted(
+        (distance, i, d) for i, d in enumerate(page.documents)
+        if d.pdi.serial is None and (distance := Levenshtein.distance(
+            folded, d.pdi.unique_id.casefold(), score_cutoff=min(_NEAR_EDITS, len(uid) // 3))) <= min(
+            _NEAR_EDITS, len(uid) // 3)
+    )
+    return [d for _, _, d in scored]
+
+
+def _other_days(archive: Holding, parsed: PDI, series: str) -> list[Generic]:
+    """The documents of ``series`` with ``parsed``'s foreign id minted on other days (the unique id's index), the
+    reader's own; none for a serial, which names another document on each day."""
+    if parsed.serial is None and parsed.unique_id:
+        records = archive.store.unique_id_documents(parsed.unique_id, None, _OTHER_DAYS)
+        days = dict.fromkeys(r.day for r in records if r.series.lower() == series and r.day != parsed.date)
+        return [found for day in days if (found := _located(archive, _generic(parsed, day))) is not None]
+    return []
+
+
+def _with_id(parsed: PDI, unique_id: str) -> PDI:
+    """``parsed``'s document's generic name with the foreign id ``unique_id``."""
+    generic = _generic(parsed)
+    return dataclasses.replace(generic, unique_id=unique_id, unique_id_raw=escape_unique_id(unique_id)).canonical()
+
+
+def _meant(parsed: PDI, documents: list[Generic], where: str) -> Nearest:
+    """The documents a name not found may have meant, ``where`` said of them: each by the name most like
+    ``parsed``."""
+    names = [_likest(parsed, d) for d in documents]
+    return Nearest(f"Documents whose id is like '{clipped(parsed.unique_id)}'", tuple((n, "") for n in names),
+                   f"{where}; did you mean {_listed(names[:SAID_MOST], len(names) > SAID_MOST)}?")
+
+
 def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
     """What ``archive`` holds near ``parsed`` (a name it does not hold) that the current reader may learn of."""
     if parsed.is_pattern or parsed.citation is not None or parsed.date is None:
@@ -92,6 +162,11 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
             return Nearest("Other versions and formats of this document", tuple((n, "") for n in found.names[-limit:]))
     day = parsed.date
     before, after = archive.store.nearest_days(series, day)
+    absent = f"{series} holds no document '{clipped(parsed.unique_id)}' minted on {day.isoformat()}"
+    if before == day and (near := _near_ids(archive, parsed, series, day)):
+        return _meant(parsed, near, absent)
+    if other := _other_days(archive, parsed, series):
+        return _meant(parsed, other, absent + " (a name carries the GMT day it was minted)")
     if before == day:
         page = archive.day_documents(series, day, limit=limit)
         if page.documents:
@@ -105,10 +180,6 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
     for side in (before, after):
         if side is None:
             continue
-        same = _located(archive, _generic(parsed, side))
-        if same is not None and same.names:  # the name with only its day wrong
-            sides.append((side, [(_likest(parsed, same), "")], False))
-            continue
         try:
             page = archive.day_documents(series, side, limit=limit)
         except PDIError:
@@ -120,14 +191,12 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
         return Nearest(sentence=f"the series {series} holds no documents minted on any day"
                        if before is None and after is None else "")
     days = " and ".join(side.isoformat() for side, _, _ in sides)
-    said = "; ".join(
-        f"{_apart(side, day)}: {_listed([n for n, _ in names[:SAID_MOST]], more or len(names) > SAID_MOST)}"
-        for side, names, more in sides
-    )
+    # the days only: a document of another day is not the one meant (serial 1 of each day is another document)
+    said = " and ".join(_apart(side, day) for side, _, _ in sides)
     return Nearest(f"Documents of {series} first deposited on the nearest day{'s' if len(sides) > 1 else ''}, {days}",
                    tuple(n for _, names, _ in sides for n in names[:limit]),
                    f"a name carries the GMT day it was minted, and {series} has nothing minted on"
-                   f" {day.isoformat()}; nearest, {said}")
+                   f" {day.isoformat()}, so no document '{clipped(parsed.unique_id)}'; the nearest days with documents are {said}")
 
 
 def _apart(side: datetime.date, day: datetime.date) -> str:
