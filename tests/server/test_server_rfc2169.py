@@ -59,6 +59,17 @@ def test_a_fragment_of_one_position_is_an_empty_200_with_a_note_of_what_it_is(se
     assert meant.content == b"S" and "warning" not in meant.headers  # "Second" begins at 15 (above)
 
 
+def test_the_note_of_one_position_follows_a_warning_the_answer_already_carries(served: Served) -> None:
+    # RFC 9110's Warning (as RFC 7234 §5.5 defined it) is a list: a later capture's warning stays, the note after it
+    from pdi.server.protocol.entity_answers import about_headers
+
+    resolved = served.archive.resolve(f"{served.text}#line=1")
+    later = '299 pdi "this is a later capture"'
+    assert about_headers(resolved, {"Warning": later})["Warning"] == (
+        f'{later}, 299 pdi "line=1 is a position, not a line: it selects nothing; a line is written as a range,'
+        ' line=1,2"')
+
+
 def test_a_fragment_is_served_under_the_iana_name_of_its_charset(served: Served) -> None:
     latin = str(served.archive.add(S, "café au lait\n".encode("cp1252"), format="text", charset="cp1252"))
     whole = get(served, f"/uri-res/N2R?{latin}")

@@ -344,8 +344,8 @@ def about_headers(resolved: Resolved, extra: Mapping[str, str] = NO_HEADERS) -> 
     elif resolved.fragment is not None and resolved.pdi.fragment is not None:
         # line=2 alone: an empty 200 as RFC 5147 reads it, and a note of what it is (pdi get's, on stderr)
         note = position_note(resolved.pdi.fragment.positions, resolved.fragment)
-        if note is not None:
-            headers["Warning"] = f'299 pdi "{note}"'
+        if note is not None:  # after any other the answer carries (a later capture's): Warning is a list
+            headers["Warning"] = ", ".join(w for w in (headers.get("Warning"), f'299 pdi "{note}"') if w)
     return headers
 
 
