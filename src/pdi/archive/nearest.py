@@ -111,15 +111,16 @@ def _near_ids(archive: Holding, parsed: PDI, series: str, day: datetime.date) ->
             cased.append(found)
     if cased:
         return cased
+    most = min(_NEAR_EDITS, len(uid) // 3)  # a short id a few edits away is any other short id
     page = archive.day_documents(series, day, limit=NEAR_PAGE)
     folded = uid.casefold()
-    scored = sorted(
-        (distance, i, d) for i, d in enumerate(page.documents)
-        if d.pdi.serial is None and (distance := Levenshtein.distance(
-            folded, d.pdi.unique_id.casefold(), score_cutoff=min(_NEAR_EDITS, len(uid) // 3))) <= min(
-            _NEAR_EDITS, len(uid) // 3)
-    )
-    return [d for _, _, d in scored]
+    scored = []
+    for i, document in enumerate(page.documents):
+        if document.pdi.serial is None:
+            edits = Levenshtein.distance(folded, document.pdi.unique_id.casefold(), score_cutoff=most)
+            if edits <= most:
+                scored.append((edits, i, document))
+    return [document for _, _, document in sorted(scored, key=lambda found: found[:2])]
 
 
 def _other_days(archive: Holding, parsed: PDI, series: str) -> list[Generic]:
