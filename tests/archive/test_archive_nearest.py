@@ -167,12 +167,14 @@ def test_a_foreign_id_of_another_case_or_a_few_edits_away_on_that_day_is_offered
     archive.add(S, b"report\n", format="text", foreign_id="Report_2026")
     archive.add(S, b"minutes\n", format="text", foreign_id="Minutes-7")
     held = f"urn:pdi://{S}/2026/11/20/Report_2026.text.1"
-    for asked in ("report_2026", "REPORT_2026", "Reprot_2026", "Report_202", "report-2026"):
+    archive.add(S, b"report\n", format="text", foreign_id="Report_2025")
+    for asked in ("report_2026", "REPORT_2026", "Reprot_2026", "Reportt_2026", "report-2026"):
         said = _said(archive, f"urn:pdi://{S}/2026/11/20/{asked}.text.1")
         assert said == (f"urn:pdi://{S}/2026/11/20/{asked}.text.1 is not in this archive; {S} holds no document"
                         f" {asked!r} minted on 2026-11-20; did you mean {held}?"), asked
-    # three edits away, or a short id two away: not offered as the one meant; the day's documents are listed
-    for asked in ("Rport_20", "Mnts-7"):
+    # three edits away, a short id two away, or another number (Report_2025 is another report): not offered as the
+    # one meant; the day's documents are listed
+    for asked in ("Rport_20", "Mnts-7", "Report_202", "Report_2027"):
         assert "did you mean" not in _said(archive, f"urn:pdi://{S}/2026/11/20/{asked}.text.1"), asked
 
 
