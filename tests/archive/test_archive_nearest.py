@@ -195,3 +195,12 @@ def test_a_foreign_id_with_another_day_names_it_on_the_days_it_was_minted(archiv
         said = _said(archive, f"urn:pdi://{S}/{day}/Report_2026.text.1")
         assert said.endswith(f"; {S} holds no document 'Report_2026' minted on {day.replace('/', '-')} (a name carries"
                              f" the GMT day it was minted); did you mean urn:pdi://{S}/2026/11/28/Report_2026.text.1?")
+
+
+def test_an_embargoed_near_id_is_not_offered_to_a_reader(archive: Archive, clock: Clock) -> None:
+    _on(clock, 20)
+    archive.add(S, b"sealed\n", format="text", foreign_id="Report_2026", embargo_until="2099-01-01")
+    with reading_as(Reader()):
+        assert "did you mean" not in _said(archive, f"urn:pdi://{S}/2026/11/20/Reprot_2026.text.1")
+    assert _said(archive, f"urn:pdi://{S}/2026/11/20/Reprot_2026.text.1").endswith(
+        f"did you mean urn:pdi://{S}/2026/11/20/Report_2026.text.1?")
