@@ -672,8 +672,8 @@ def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
 @click.option("--charset", help="The charset of the text files among FILES.")
 @click.option("--add-format", is_flag=True,
               help="Add FILES as new formats (same content) of the version PDI names (a versioned name,"
-              " ID.FORMAT.VERSION; a generic one is refused, exit 1), instead of depositing a new version. pdi takes"
-              " your word that FILES hold the same content: it compares no content across formats, and a format once"
+              " ID.FORMAT.VERSION; a generic one is refused, exit 1), instead of depositing a new version. Your word"
+              " is taken that FILES hold the same content: no content is compared across formats, and a format once"
               " added stays; other content is a new version.")
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
 @click.option("--progress/--no-progress", default=None,
