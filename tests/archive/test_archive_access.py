@@ -132,14 +132,18 @@ def test_a_whole_document_embargoed_later_and_lifted_early(archive: Archive) -> 
     name = archive.add(S, b"minutes\n", format="text")
     generic = str(name).rsplit(".", 2)[0]
     archive.add_version(generic, [Content(b"minutes, amended\n", "text")])
-    assert archive.embargo(generic, "2027-06-30T12:00:00+02:00") == "2027-06-30T10:00:00.000000Z"
+    set_ = archive.embargo(generic, "2027-06-30T12:00:00+02:00")
+    assert (set_.before, set_.after, set_.in_force, set_.held) == (None, "2027-06-30T10:00:00.000000Z",
+                                                                   "2027-06-30T10:00:00.000000Z", ())
     with reading_as(Reader()):
         for version in (1, 2):
             with pytest.raises(AccessError, match="embargoed until 2027-06-30T10:00:00"):
                 archive.get(f"{generic}.text.{version}")
         with pytest.raises(AccessError):
             archive.document(generic)
-    assert archive.embargo(generic, None) is None
+    lifted = archive.embargo(generic, None)
+    assert (lifted.before, lifted.after, lifted.in_force, lifted.changed) == (
+        "2027-06-30T10:00:00.000000Z", None, None, True)
     with reading_as(Reader()):
         assert archive.get(f"{generic}.text.2").data == b"minutes, amended\n"
     assert [e.detail for e in archive.audit() if e.action == "embargo"] == [
@@ -223,6 +227,52 @@ def test_what_is_refused(archive: Archive) -> None:
         archive.deposit(S, [Content(b"x\n", "text")], embargo_until="2030-01-01", writer=Writer(record))
 
 
+def test_a_lift_of_a_document_whose_deposit_embargoed_its_version_lifts_nothing_and_fails(tmp_path: Path) -> None:
+    """The trial's case: pdi add --embargo-until embargoes the version deposited; pdi embargo GENERIC --lift then
+    lifts nothing. It exits 5 naming the version's embargo and the name that lifts it, audits nothing, and the
+    resolver still answers 403 with the version's date; lifting the version by that name is what lifts it."""
+    from click.testing import CliRunner
+    from starlette.testclient import TestClient
+
+    from pdi.cli import cli
+    from pdi.server import create_app
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", "--archive", location]).exit_code == 0
+    assert runner.invoke(cli, ["series", "add", S, "--archive", location]).exit_code == 0
+    (tmp_path / "s2.txt").write_bytes(b"sealed ruling\n")
+    added = runner.invoke(cli, ["add", str(tmp_path / "s2.txt"), "-s", S, "--embargo-until", "2037-06-01",
+                                "--archive", location])
+    assert added.exit_code == 0, added.output
+    name = added.stdout.strip()
+    generic = name.removesuffix(".text.1")
+    assert generic != name
+    lift = runner.invoke(cli, ["embargo", generic, "--lift", "--archive", location])
+    assert (lift.exit_code, lift.stdout) == (5, "")
+    assert "embargo lifted" not in lift.stderr
+    assert lift.stderr == (
+        f"pdi: immutability conflict: {generic}: nothing lifted: the document has no embargo of its own; the version"
+        f" {name} keeps its own embargo until 2037-06-01T00:00:00.000000Z (lift it by that name)\n")
+    with Archive.open(location) as archive:
+        assert [e.action for e in archive.audit()] == ["deposit"]
+        client = TestClient(create_app(location, archive=archive))
+        answer = client.get(f"/uri-res/N2R?{name}")
+        assert answer.status_code == 403 and "embargoed until 2037-06-01" in answer.json()["detail"]
+        answer = client.get(f"/uri-res/N2R?{generic}")
+        assert answer.status_code == 403 and "every version is embargoed" in answer.json()["detail"]
+    lift = runner.invoke(cli, ["embargo", name, "--lift", "--archive", location])
+    assert (lift.exit_code, lift.stdout) == (0, f"{name}: embargo until 2037-06-01T00:00:00.000000Z lifted\n")
+    with Archive.open(location) as archive:
+        client = TestClient(create_app(location, archive=archive))
+        assert client.get(f"/uri-res/N2R?{name}").content == b"sealed ruling\n"
+        assert client.get(f"/uri-res/N2R?{generic}").status_code == 300  # its versions listed, none refused
+    # nothing embargoed left: a lift changes nothing, and says it reads as any other name
+    lift = runner.invoke(cli, ["embargo", generic, "--lift", "--archive", location])
+    assert (lift.exit_code, lift.stdout) == (
+        0, f"{generic}: no embargo to lift: it reads as any other name (nothing changed)\n")
+
+
 def test_the_commands(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -245,32 +295,58 @@ def test_the_commands(tmp_path: Path) -> None:
     doc.write_bytes(b"ruling\n")
     name = run("add", str(doc), "-s", SEALED, "--embargo-until", "2030-01-01").strip()
     assert run("get", name) == "ruling\n"  # the owner reads what no anonymous reader may
-    assert run("embargo", name, "--until", "2031-02-03") == f"{name}: embargoed until 2031-02-03T00:00:00.000000Z\n"
-    assert run("embargo", name, "--lift") == f"{name}: embargo lifted\n"
-    # a version's own embargo lifted under its document's: still embargoed, and said so (the resolver answers 403)
+    assert run("embargo", name, "--until", "2031-02-03") == (
+        f"{name}: embargoed until 2031-02-03T00:00:00.000000Z (was until 2030-01-01T00:00:00.000000Z)\n")
+    assert run("embargo", name, "--lift") == f"{name}: embargo until 2031-02-03T00:00:00.000000Z lifted\n"
+    # a version's own embargo set, then its document's: a lift of the version lifts its own alone, and says that
+    # the document's still covers it (the resolver answers 403)
     generic = name.rsplit(".", 2)[0]
     assert run("embargo", generic, "--until", "2031-02-03") == f"{generic}: embargoed until 2031-02-03T00:00:00.000000Z\n"
+    assert run("embargo", name, "--until", "2030-06-01") == (
+        f"{name}: its own embargo set until 2030-06-01T00:00:00.000000Z\n"
+        f"{name}: but its document's embargo until 2031-02-03T00:00:00.000000Z still covers it"
+        f" (pdi embargo {generic} --lift ends that)\n")
     assert run("embargo", name, "--lift") == (
-        f"{name}: its own embargo lifted, but its document's embargo until 2031-02-03T00:00:00.000000Z still covers"
-        f" it (pdi embargo {generic} --lift ends that)\n")
+        f"{name}: its own embargo until 2030-06-01T00:00:00.000000Z lifted\n"
+        f"{name}: but its document's embargo until 2031-02-03T00:00:00.000000Z still covers it"
+        f" (pdi embargo {generic} --lift ends that)\n")
     with Archive.open(location) as archive:  # what the resolver asks before it answers a reader without a token
         record = archive.get(name).record
         key = DocumentKey(record.series, record.day, record.unique_id)
         assert archive.store.embargo(key, 1) == "2031-02-03T00:00:00.000000Z"
-    assert run("embargo", name, "--until", "2030-06-01") == (
-        f"{name}: its own embargo set until 2030-06-01T00:00:00.000000Z, but its document's embargo until"
-        f" 2031-02-03T00:00:00.000000Z still covers it (pdi embargo {generic} --lift ends that)\n")
-    assert run("embargo", generic, "--lift") == f"{generic}: embargo lifted\n"
-    # an embargo until a moment already past embargoes nothing (the archive's clock is today's): said so
+    # lifted again: it has no embargo of its own left, so nothing is lifted, and the command fails saying what holds it
+    refused = runner.invoke(cli, ["embargo", name, "--lift", "--archive", location])
+    assert refused.exit_code == 5 and refused.stdout == ""
+    assert refused.stderr == (
+        f"pdi: immutability conflict: {name}: nothing lifted: version 1 has no embargo of its own; its document's"
+        f" embargo until 2031-02-03T00:00:00.000000Z still covers it (lift it by the generic name {generic})\n")
+    assert run("embargo", name, "--until", "2030-06-01").startswith(f"{name}: its own embargo set until 2030-06-01")
+    assert run("embargo", generic, "--lift") == (
+        f"{generic}: its own embargo until 2031-02-03T00:00:00.000000Z lifted\n"
+        f"{generic}: but the version {name} keeps its own embargo until 2030-06-01T00:00:00.000000Z"
+        f" (pdi embargo {name} --lift ends that)\n")
+    # the document's lifted again, while the version keeps its own: nothing lifted, said so
+    refused = runner.invoke(cli, ["embargo", generic, "--lift", "--archive", location])
+    assert refused.exit_code == 5 and refused.stdout == ""
+    assert refused.stderr == (
+        f"pdi: immutability conflict: {generic}: nothing lifted: the document has no embargo of its own; the version"
+        f" {name} keeps its own embargo until 2030-06-01T00:00:00.000000Z (lift it by that name)\n")
+    # an embargo until a moment already past embargoes nothing (the archive's clock is today's): said so, and
+    # what still holds the version with it
     assert run("embargo", generic, "--until", "2001-01-01") == (
-        f"{generic}: an embargo until 2001-01-01T00:00:00.000000Z is over already: it reads as any other name\n")
+        f"{generic}: an embargo until 2001-01-01T00:00:00.000000Z is over already\n"
+        f"{generic}: but the version {name} keeps its own embargo until 2030-06-01T00:00:00.000000Z"
+        f" (pdi embargo {name} --lift ends that)\n")
+    assert run("embargo", name, "--until", "2030-06-01") == (
+        f"{name}: embargoed until 2030-06-01T00:00:00.000000Z already (nothing changed)\n")
     assert "give --until DATE or --lift" in run("embargo", name, code=2)
     with Archive.open(location) as archive:
         record = archive.get(name).record
         # the version's own embargo stays (the document's is over): the later of the two in force
         assert archive.store.embargo(DocumentKey(record.series, record.day, record.unique_id), 1) == (
             "2030-06-01T00:00:00.000000Z")
-        assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 7]
+        # each change audited; the lifts refused and the embargo set as it was changed nothing and are not
+        assert [e.action for e in archive.audit()] == ["series-access", "deposit", *["embargo"] * 8]
 
 
 def test_a_deposit_embargoed_until_a_moment_past_is_said_to_read_as_any_other(

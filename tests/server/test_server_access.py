@@ -236,16 +236,34 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
         assert again.status_code == 200 and again.json()["embargo_until"] == "2027-01-01T00:00:00.000000Z"
         assert client.get(f"/uri-res/N2R?{name}").status_code == 403
         lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
-        assert lifted.json()["embargo_until"] is None
+        assert lifted.json() == {"pdi": name, "embargo_until": None, "changed": True,
+                                 "before": "2027-01-01T00:00:00.000000Z", "held": []}
         assert client.get(f"/uri-res/N2R?{name}").status_code == 200
-        # a version's embargo lifted under its document's: the answer says until when it is still embargoed
+        # the version under its document's embargo: a lift of the version, which has none of its own, lifts
+        # nothing and is refused (409), naming what holds it; the resolver still answers 403
         generic = name.rsplit(".", 2)[0]
         whole = client.post(f"/api/embargo?pdi={_q(generic)}&until=2027-02-01",
                             headers={"Authorization": f"Bearer {curator}"})
         assert whole.json()["embargo_until"] == "2027-02-01T00:00:00.000000Z"
-        lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
-        assert lifted.json()["embargo_until"] == "2027-02-01T00:00:00.000000Z"
+        refused = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
+        assert refused.status_code == 409
+        assert refused.json()["detail"] == (
+            f"{name}: nothing lifted: version 1 has no embargo of its own; its document's embargo until"
+            f" 2027-02-01T00:00:00.000000Z still covers it (lift it by the generic name {generic})")
         assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        # the version's own embargo, then the document's lifted: the answer names the version still held
+        own = client.post(f"/api/embargo?pdi={_q(name)}&until=2027-01-15",
+                          headers={"Authorization": f"Bearer {curator}"})
+        assert own.json() == {"pdi": name, "embargo_until": "2027-02-01T00:00:00.000000Z", "changed": True,
+                              "before": None, "held": [{"pdi": generic, "embargo_until": "2027-02-01T00:00:00.000000Z"}]}
+        lifted = client.post(f"/api/embargo?pdi={_q(generic)}", headers={"Authorization": f"Bearer {curator}"})
+        assert lifted.json() == {"pdi": generic, "embargo_until": None, "changed": True,
+                                 "before": "2027-02-01T00:00:00.000000Z",
+                                 "held": [{"pdi": name, "embargo_until": "2027-01-15T00:00:00.000000Z"}]}
+        answer = client.get(f"/uri-res/N2R?{name}")
+        assert answer.status_code == 403 and "embargoed until 2027-01-15" in answer.json()["detail"]
+        refused = client.post(f"/api/embargo?pdi={_q(generic)}", headers={"Authorization": f"Bearer {curator}"})
+        assert refused.status_code == 409 and name in refused.json()["detail"]
 
 
 def test_replay_of_a_private_capture_is_refused(location: str) -> None:

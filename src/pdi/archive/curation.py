@@ -23,8 +23,16 @@ from pdi.archive.naming import (
     key_of,
     parse_pdi,
     timestamp,
+    versioned_name,
 )
-from pdi.archive.store import AuditRecord, DocumentKey, SeriesRecord, TokenRecord, WithdrawalRecord
+from pdi.archive.store import (
+    AuditRecord,
+    DocumentKey,
+    EmbargoChange,
+    SeriesRecord,
+    TokenRecord,
+    WithdrawalRecord,
+)
 from pdi.archive.tokens import Writer
 from pdi.errors import ImmutabilityError, LimitError, NotFoundError, ParseError, UnsupportedError
 from pdi.identifier import PDI
@@ -100,15 +108,22 @@ class Curation(ArchiveBase):
 
     def embargo(
         self, pdi: PDI | str, until: str | None, *, who: str | None = None, writer: Writer | None = None
-    ) -> str | None:
+    ) -> EmbargoChange:
         """Embargo a document (a generic name) or a version (a versioned name) until ``until``; ``None`` lifts it.
 
         ``until`` is a date (its start, GMT) or an ISO 8601 time with its
-        zone; from then on the embargo is over by itself. Returns it as the
-        catalog keeps it (what holds the name now, its document's embargo too,
-        is :meth:`embargo_in_force`'s to say). A ``writer`` needs the role
-        ``curate`` over the series. Audited; every resolver's cache forgets
-        what it keeps.
+        zone; from then on the embargo is over by itself. A document's
+        embargo and each version's own are apart: one neither sets nor lifts
+        the other, and a name is embargoed while either is in force. So the
+        answer says what was changed and what still holds the name
+        (:class:`~pdi.archive.store.EmbargoChange`). A lift that would lift
+        nothing in force while another embargo still holds the name (a
+        document with no embargo of its own whose version keeps one, or a
+        version under its document's) is refused, :class:`~pdi.errors.ImmutabilityError`
+        naming what holds it and by which name to lift that, and changes
+        nothing. A ``writer`` needs the role ``curate`` over the series.
+        Audited (an embargo set as it is already changes nothing and is not);
+        every resolver's cache forgets what it keeps.
         """
         parsed = parse_pdi(pdi)
         if parsed.is_pattern or parsed.citation is not None or parsed.fragment is not None:
@@ -118,11 +133,45 @@ class Curation(ArchiveBase):
             writer.require("curate", key.series)
         moment = None if until is None else parse_until(until)
         version = None if parsed.format is None else self._version_of(parsed, key, latest=False)
-        self.store.set_embargo(
-            key, version, moment, writer.name if writer else (who or self.who), timestamp(self.now()),
-            subject=str(parsed.without_fragment()), address=writer.address if writer else None,
+        name = str(parsed.without_fragment())
+        now = timestamp(self.now())
+        if moment is None:
+            own = self.store.embargoes_of([key]).get((key, version))
+            if own is None or own <= now:
+                held = self._embargoes_holding(key, version, None, now)
+                if held:
+                    raise ImmutabilityError(f"{name}: nothing lifted: {_no_own_embargo(version, own)}; " + "; ".join(
+                        _holding(version, held_name, held_until) for held_name, held_until in held
+                    ))
+        before = self.store.set_embargo(
+            key, version, moment, writer.name if writer else (who or self.who), now,
+            subject=name, address=writer.address if writer else None,
         )
-        return moment
+        own_in_force = moment if moment is not None and moment > now else None
+        return EmbargoChange(name, version, before, moment, self.embargo_in_force(parsed),
+                             self._embargoes_holding(key, version, own_in_force, now),
+                             over=moment is not None and own_in_force is None)
+
+    def _embargoes_holding(
+        self, key: DocumentKey, version: int | None, own: str | None, now: str
+    ) -> tuple[tuple[str, str], ...]:
+        """The embargoes in force, other than the name's own (in force until ``own``, ``None``: not), that hold it
+        later than that: a version's document's; a document's versions' own, each by a versioned name."""
+        set_ = self.store.embargoes_of([key])
+
+        def later(until: str) -> bool:
+            return until > now and (own is None or until > own)
+
+        if version is not None:
+            document = set_.get((key, None))
+            return ((generic_name(key), document),) if document is not None and later(document) else ()
+        held = []
+        for (_, held_version), until in sorted(set_.items(), key=lambda item: item[0][1] or 0):
+            if held_version is not None and later(until):
+                reps = self.store.representations(key, held_version)
+                held.append((versioned_name(key, reps[0].format, held_version) if reps else
+                             f"{generic_name(key)} version {held_version}", until))
+        return tuple(held)
 
     def embargo_in_force(self, pdi: PDI | str) -> str | None:
         """Until when the name ``pdi`` (generic: the document; versioned: that version) is embargoed now, as the
@@ -298,3 +347,16 @@ def _registered_already(held: SeriesRecord, parent: str | None, authority: str, 
     raise ImmutabilityError(f"series {held.name} is registered already ({since}), and a series' parent and authority"
                             f" never change: {'; '.join(differs)}. Mint in it as it is (pdi add FILE --series"
                             f" {held.name}) or register a series of another name (pdi series ls lists the series)")
+
+
+def _no_own_embargo(version: int | None, own: str | None) -> str:
+    """Of a lift that lifts nothing in force: the name's own embargo (``own``, over or none) as it is."""
+    what = "the document" if version is None else f"version {version}"
+    return f"{what} has no embargo of its own" if own is None else f"{what}'s own embargo until {own} is over already"
+
+
+def _holding(version: int | None, name: str, until: str) -> str:
+    """One embargo still in force over a name (``version`` None: a document), and the name that lifts it."""
+    if version is None:
+        return f"the version {name} keeps its own embargo until {until} (lift it by that name)"
+    return f"its document's embargo until {until} still covers it (lift it by the generic name {name})"

@@ -233,6 +233,33 @@ class WithdrawalRecord:
 
 
 @dataclass(frozen=True)
+class EmbargoChange:
+    """What :meth:`~pdi.archive.Archive.embargo` changed of a name's own embargo, and what still holds it.
+
+    ``name`` is a generic name (the document's own embargo) or a versioned one (that version's). ``before`` and
+    ``after`` are its own embargo's end before and after (catalog moments, over or not; ``None``: none set).
+    ``in_force`` is until when the name is embargoed now by its own embargo or, for a version, its document's
+    (the later, when not over; ``None``: it reads as any other name). ``held`` is every other embargo in force
+    that still covers it beyond its own: for a version, its document's; for a document, each version's own
+    (the name to lift it by, and until when), which an embargo of the document neither sets nor lifts.
+    """
+
+    name: str
+    version: int | None
+    before: str | None
+    after: str | None
+    in_force: str | None
+    held: tuple[tuple[str, str], ...] = ()
+    #: Its own embargo (``after``) is over already by the archive's clock: it embargoes nothing.
+    over: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether the name's own embargo was changed (an embargo set as it was changes nothing)."""
+        return self.before != self.after
+
+
+@dataclass(frozen=True)
 class TokenRecord:
     """A bearer token of the write API: its name, its role, the series it may write, and its state.
 

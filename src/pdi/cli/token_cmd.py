@@ -8,14 +8,12 @@ it is for goes to standard error.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import click
 
 from pdi._wording import plural
-from pdi.archive.access import parse_until
-from pdi.archive.naming import parse_pdi
+from pdi.archive.store import EmbargoChange
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
@@ -141,7 +139,7 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
 @click.argument("name")
 @click.option("--until", "until", metavar="DATE",
               help="2027-01-01 (its start, GMT) or a time with its zone (2027-01-01T09:00:00Z).")
-@click.option("--lift", is_flag=True, help="End the embargo now.")
+@click.option("--lift", is_flag=True, help="End NAME's own embargo now (a document's, or a version's).")
 @archive_option
 def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
     """Embargo NAME until a date: a generic name the whole document, a versioned name that version.
@@ -149,24 +147,40 @@ def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
     Until then the resolver answers 403 to readers without a token whose
     series cover it (N2R, the API, the viewer, replay; search leaves it
     out); from then on it reads as any other name, by itself. Audited.
+
+    A document's embargo and a version's own (pdi add --embargo-until sets
+    the version's) are apart: one neither sets nor lifts the other. The
+    command says what it changed and each embargo that still holds the
+    name, with the name that lifts it; a --lift that would lift nothing
+    while another embargo holds the name changes nothing and exits 5.
     """
     if lift == (until is not None):
         raise click.UsageError("give --until DATE or --lift")
     with open_archive(archive) as opened:
-        opened.embargo(name, until)
-        moment = opened.embargo_in_force(name)
-    asked = None if until is None else parse_until(until)
-    if moment is None:
-        click.echo(f"{name}: embargo lifted" if lift else
-                   f"{name}: an embargo until {asked} is over already: it reads as any other name")
-    elif lift or moment != asked:  # its own embargo lifted or set, its document's still in force and later
-        parsed = parse_pdi(name)
-        generic = dataclasses.replace(parsed, format=None, version=None, fragment=None, citation=None).canonical()
-        done = "its own embargo lifted" if lift else f"its own embargo set until {asked}"
-        click.echo(f"{name}: {done}, but its document's embargo until {moment} still covers it"
-                   f" (pdi embargo {generic} --lift ends that)")
-    else:
-        click.echo(f"{name}: embargoed until {moment}")
+        change = opened.embargo(name, until)
+    click.echo(f"{change.name}: {_embargo_done(change)}")
+    for held, held_until in change.held:
+        if change.version is None:
+            click.echo(f"{change.name}: but the version {held} keeps its own embargo until {held_until}"
+                       f" (pdi embargo {held} --lift ends that)")
+        else:
+            click.echo(f"{change.name}: but its document's embargo until {held_until} still covers it"
+                       f" (pdi embargo {held} --lift ends that)")
+
+
+def _embargo_done(change: EmbargoChange) -> str:
+    """What ``pdi embargo`` changed of the name's own embargo, in words (what else holds it is said after)."""
+    was = f" (was until {change.before})" if change.before is not None else ""
+    if change.after is None:
+        if change.before is None:
+            return "no embargo to lift: it reads as any other name (nothing changed)"
+        return f"embargo until {change.before} lifted" if not change.held else f"its own embargo until {change.before} lifted"
+    if change.over:
+        return (f"an embargo until {change.after} is over already" + ("" if change.held else
+                ": it reads as any other name") + (was if change.changed else " (nothing changed)"))
+    if not change.changed:
+        return f"embargoed until {change.after} already (nothing changed)"
+    return (f"embargoed until {change.after}" if not change.held else f"its own embargo set until {change.after}") + was
 
 
 def register(cli: click.Group) -> None:

@@ -77,21 +77,32 @@ class AccessPart(CatalogBase):
     def set_embargo(
         self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
         *, subject: str, address: str | None = None,
-    ) -> None:
+    ) -> str | None:
         """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited.
+
+        Returns its own embargo as it was before (over or not; ``None``: none). An embargo set as it is already
+        changes nothing and is not audited.
 
         When that changes what a reader without access to its public series is shown of the document at ``at``
         (it or the version shown, or withheld), the document is dated by it (its ``access_changed_at``)."""
         with self._write():
             doc = self._check_document(key, lock=True)
+            if version is None:
+                rows = self._query("SELECT embargo_until FROM documents WHERE id = ?", (doc,))
+            else:
+                rows = self._query("SELECT embargo_until FROM versions WHERE document = ? AND version = ?",
+                                   (doc, version))
+                if not rows:
+                    raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            before = None if rows[0][0] is None else str(rows[0][0])
+            if before == until:
+                return before
             shown = self._shown_versions(doc, at)
             if version is None:
                 self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, doc))
-            elif not self._query(
-                "UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ? RETURNING version",
-                (until, doc, version),
-            ):
-                raise NotFoundError(f"no version {version} of {describe_key(key)} in the archive")
+            else:
+                self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?",
+                            (until, doc, version))
             # what a reader without access is shown of it changed now (it, or a version, shown or withheld), not
             # when the embargo says: dated, for harvesters (OAI-PMH §2.7.1, §2.5.1); an embargo moved while in
             # force, or set on what such a reader never sees (its series is not public), changed nothing they see
@@ -102,6 +113,7 @@ class AccessPart(CatalogBase):
             self._insert_audit(AuditRecord(
                 at, who, "embargo", subject, f"{what} until {until}" if until else f"{what}: lifted", address,
             ))
+            return before
 
     def embargo(self, key: DocumentKey, version: int | None) -> str | None:
         """Until when the document (and ``version`` of it, if given) is embargoed: the later of the two, or None."""

@@ -735,10 +735,14 @@ _WITHDRAW = Operation(
 _EMBARGO_SET = Operation(
     "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
     (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT)),
-    answers={200: Answer("{pdi, embargo_until}: readers without a token for the series get 403 until then;"
-                         " embargo_until is the name's own embargo or its document's, the later (null: none in"
-                         " force, so a version's embargo lifted under its document's answers the document's)",
+    answers={200: Answer("{pdi, embargo_until, changed, before, held}: readers without a token for the series get"
+                         " 403 until then; embargo_until is the name's own embargo in force or its document's, the"
+                         " later (null: none in force); before, its own embargo before (null: none); held, each"
+                         " other embargo in force that still holds it, [{pdi, embargo_until}] (a version's"
+                         " document, a document's versions: one neither sets nor lifts the other)",
                          _JSON, _OBJECT)},
+    error_text={409: "A lift that would lift nothing in force while another embargo still holds the name: nothing"
+                     " changed; the detail names what holds it and by which name to lift that"},
     errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _AUDIT = Operation(

@@ -86,6 +86,7 @@ from starlette.routing import Route
 from pdi import charsets, formats, untrusted_json
 from pdi._wording import clipped, plural, printable, shown_field
 from pdi.archive import Archive, Content, Deposit
+from pdi.archive.store import EmbargoChange
 from pdi.archive.tokens import Writer
 from pdi.errors import (
     LimitError,
@@ -366,14 +367,16 @@ class WriteAPI:
         only(request, TAKES["/api/embargo"])
         name = required(request, "pdi")
         until = optional(request, "until")
-        def embargo() -> str | None:
-            self.archive.embargo(name, until, writer=writer)
-            return self.archive.embargo_in_force(name)
+        def embargo() -> EmbargoChange:
+            return self.archive.embargo(name, until, writer=writer)
 
-        moment = await anyio.to_thread.run_sync(embargo)
+        change = await anyio.to_thread.run_sync(embargo)
         if self.cache is not None:
             self.cache.forget(name)
-        return JSONResponse({"pdi": name, "embargo_until": moment})
+        return JSONResponse({
+            "pdi": name, "embargo_until": change.in_force, "changed": change.changed, "before": change.before,
+            "held": [{"pdi": held, "embargo_until": held_until} for held, held_until in change.held],
+        })
 
     async def audit(self, request: Request) -> Response:
         writer = await self.writer(request)
