@@ -147,7 +147,7 @@ def test_a_whole_document_embargoed_later_and_lifted_early(archive: Archive) -> 
     with reading_as(Reader()):
         assert archive.get(f"{generic}.text.2").data == b"minutes, amended\n"
     assert [e.detail for e in archive.audit() if e.action == "embargo"] == [
-        "the document until 2027-06-30T10:00:00.000000Z", "the document: lifted"
+        "the document until 2027-06-30T10:00:00.000000Z", "the document: lifted (was until 2027-06-30T10:00:00.000000Z)"
     ]
 
 
@@ -271,6 +271,53 @@ def test_a_lift_of_a_document_whose_deposit_embargoed_its_version_lifts_nothing_
     lift = runner.invoke(cli, ["embargo", generic, "--lift", "--archive", location])
     assert (lift.exit_code, lift.stdout) == (
         0, f"{generic}: no embargo to lift: it reads as any other name (nothing changed)\n")
+
+
+def test_an_embargo_is_shortened_only_with_shorten_and_each_change_is_audited_with_both_dates(tmp_path: Path) -> None:
+    """The trial's second case: pdi embargo VERSION --until an earlier date than the version's embargo in force is
+    refused (exit 5) naming both dates, and changes nothing; with --shorten it is done; a later date needs no word.
+    Each change's audit entry names the date before and after."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+
+    def run(*argv: str, code: int = 0) -> tuple[str, str]:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == code, (argv, result.output)
+        return result.stdout, result.stderr
+
+    run("init")
+    run("series", "add", S)
+    (tmp_path / "s2.txt").write_bytes(b"sealed ruling\n")
+    name = run("add", str(tmp_path / "s2.txt"), "-s", S, "--embargo-until", "2037-06-01")[0].strip()
+    june, december = "2037-06-01T00:00:00.000000Z", "2036-12-03T00:00:00.000000Z"
+    assert run("embargo", name, "--until", "2036-12-03", code=5) == ("", (
+        f"pdi: immutability conflict: {name}: its embargo until {june} would end earlier, at {december}: an embargo"
+        " is shortened only when that is asked for (pdi embargo --shorten; shorten=true on POST /api/embargo)\n"))
+    # a moment already past is as much a shortening
+    assert run("embargo", name, "--until", "2001-01-01", code=5)[1].startswith(
+        f"pdi: immutability conflict: {name}: its embargo until {june} would end earlier, at 2001-01-01")
+    with Archive.open(location) as archive:
+        record = archive.get(name).record
+        key = DocumentKey(record.series, record.day, record.unique_id)
+        assert archive.store.embargo(key, 1) == june
+        assert [e.action for e in archive.audit()] == ["deposit"]
+    assert run("embargo", name, "--until", "2036-12-03", "--shorten") == (
+        f"{name}: embargoed until {december} (was until {june})\n", "")
+    assert run("embargo", name, "--until", "2038-01-01") == (
+        f"{name}: embargoed until 2038-01-01T00:00:00.000000Z (was until {december})\n", "")
+    assert "--shorten goes with --until DATE" in run("embargo", name, "--lift", "--shorten", code=2)[1]
+    assert run("embargo", name, "--lift") == (f"{name}: embargo until 2038-01-01T00:00:00.000000Z lifted\n", "")
+    with Archive.open(location) as archive:
+        assert [e.detail for e in archive.audit() if e.action == "embargo"] == [
+            f"version 1 until {december} (was until {june})",
+            f"version 1 until 2038-01-01T00:00:00.000000Z (was until {december})",
+            "version 1: lifted (was until 2038-01-01T00:00:00.000000Z)",
+        ]
+        assert archive.store.embargo(key, 1) is None
 
 
 def test_the_commands(tmp_path: Path) -> None:

@@ -73,6 +73,12 @@ def test_only_the_details_pdi_wrote_are_read() -> None:
         (LATER, f"the document until {FOREVER} (from its origin's signed manifest)"),
         (NOW, "version two until tomorrow, said someone"),
     ]) == {2: [Setting(CHANGED, FOREVER)], None: [Setting(LATER, None), Setting(LATER, FOREVER, from_origin=True)]}
+    # since 0.3.0 an entry names the embargo it replaced, which is not what it set
+    assert embargo_settings([
+        (CHANGED, f"version 2 until {FOREVER} (was until 2030-01-01T00:00:00.000000Z)"),
+        (LATER, f"the document: lifted (was until {FOREVER})"),
+        (NOW, "the document until 2030-01-01T00:00:00.000000Z (was until someone's whim)"),
+    ]) == {2: [Setting(CHANGED, FOREVER)], None: [Setting(LATER, None)]}
 
 
 def test_a_document_withheld_is_withheld_since_the_change_that_withheld_it() -> None:

@@ -132,10 +132,10 @@ def _do(archive: Archive, op: str, doc: Document, count: int, until: str | None)
         doc.withdrawn.add(latest)
     elif op == "embargo":
         with contextlib.suppress(ImmutabilityError):  # a lift of nothing while a version's holds: nothing changes
-            doc.embargo = archive.embargo(doc.generic, until).after
+            doc.embargo = archive.embargo(doc.generic, until, shorten=True).after
     elif op == "embargo_version":
         with contextlib.suppress(ImmutabilityError):  # a lift of nothing under the document's: nothing changes
-            doc.version_embargoes[latest] = archive.embargo(f"{doc.generic}.text.{latest}", until).after
+            doc.version_embargoes[latest] = archive.embargo(f"{doc.generic}.text.{latest}", until, shorten=True).after
     elif op == "private":
         archive.set_series_access(S, "private" if count % 2 else "public")
 

@@ -264,6 +264,20 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
         assert answer.status_code == 403 and "embargoed until 2027-01-15" in answer.json()["detail"]
         refused = client.post(f"/api/embargo?pdi={_q(generic)}", headers={"Authorization": f"Bearer {curator}"})
         assert refused.status_code == 409 and name in refused.json()["detail"]
+        # the version's embargo shortened: refused without shorten=true, naming both moments; done with it
+        shorter = client.post(f"/api/embargo?pdi={_q(name)}&until=2027-01-10",
+                              headers={"Authorization": f"Bearer {curator}"})
+        assert shorter.status_code == 409
+        assert shorter.json()["detail"].startswith(
+            f"{name}: its embargo until 2027-01-15T00:00:00.000000Z would end earlier, at 2027-01-10T00:00:00.000000Z")
+        assert "embargoed until 2027-01-15" in client.get(f"/uri-res/N2R?{name}").json()["detail"]
+        shorter = client.post(f"/api/embargo?pdi={_q(name)}&until=2027-01-10&shorten=true",
+                              headers={"Authorization": f"Bearer {curator}"})
+        assert shorter.json() == {"pdi": name, "embargo_until": "2027-01-10T00:00:00.000000Z", "changed": True,
+                                  "before": "2027-01-15T00:00:00.000000Z", "held": []}
+        assert "embargoed until 2027-01-10" in client.get(f"/uri-res/N2R?{name}").json()["detail"]
+        assert [e.detail for e in archive.audit() if e.action == "embargo"][-1] == (
+            "version 1 until 2027-01-10T00:00:00.000000Z (was until 2027-01-15T00:00:00.000000Z)")
 
 
 def test_replay_of_a_private_capture_is_refused(location: str) -> None:

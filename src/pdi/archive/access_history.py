@@ -38,9 +38,10 @@ from pdi.archive.access import PUBLIC, effective_access
 from pdi.archive.store import SeriesRecord
 
 #: An ``embargo`` entry's detail, as pdi 0.1.0 on wrote it: ``the document until T``, ``version 2: lifted`` …
-#: (`` (from its origin's signed manifest)`` after it when a mirror followed its origin).
+#: (`` (was until T)`` after it, since 0.3.0, when an embargo was set before; `` (from its origin's signed
+#: manifest)`` when a mirror followed its origin).
 EMBARGO_DETAIL = re.compile(r"(?:the document|version (?P<version>[0-9]+))(?: until (?P<until>\S+)|: lifted)"
-                            r"(?P<origin> \(from its origin's signed manifest\))?")
+                            r"(?: \(was until \S+\))?(?P<origin> \(from its origin's signed manifest\))?")
 
 
 @dataclass(frozen=True)

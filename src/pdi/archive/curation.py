@@ -107,7 +107,8 @@ class Curation(ArchiveBase):
         return record
 
     def embargo(
-        self, pdi: PDI | str, until: str | None, *, who: str | None = None, writer: Writer | None = None
+        self, pdi: PDI | str, until: str | None, *, who: str | None = None, writer: Writer | None = None,
+        shorten: bool = False,
     ) -> EmbargoChange:
         """Embargo a document (a generic name) or a version (a versioned name) until ``until``; ``None`` lifts it.
 
@@ -121,8 +122,12 @@ class Curation(ArchiveBase):
         document with no embargo of its own whose version keeps one, or a
         version under its document's) is refused, :class:`~pdi.errors.ImmutabilityError`
         naming what holds it and by which name to lift that, and changes
-        nothing. A ``writer`` needs the role ``curate`` over the series.
-        Audited (an embargo set as it is already changes nothing and is not);
+        nothing. An ``until`` earlier than the name's own embargo in force
+        shortens a sealing, and is refused (:class:`~pdi.errors.ImmutabilityError`
+        naming both moments; nothing changed) unless ``shorten``; a later one,
+        or a lift, needs no such word. A ``writer`` needs the role ``curate``
+        over the series. Audited, the entry naming the embargo before and
+        after (an embargo set as it is already changes nothing and is not);
         every resolver's cache forgets what it keeps.
         """
         parsed = parse_pdi(pdi)
@@ -145,7 +150,7 @@ class Curation(ArchiveBase):
                     ))
         before = self.store.set_embargo(
             key, version, moment, writer.name if writer else (who or self.who), now,
-            subject=name, address=writer.address if writer else None,
+            subject=name, address=writer.address if writer else None, shorten=shorten or moment is None,
         )
         own_in_force = moment if moment is not None and moment > now else None
         return EmbargoChange(name, version, before, moment, self.embargo_in_force(parsed),

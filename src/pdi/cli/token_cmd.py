@@ -140,8 +140,10 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
 @click.option("--until", "until", metavar="DATE",
               help="2027-01-01 (its start, GMT) or a time with its zone (2027-01-01T09:00:00Z).")
 @click.option("--lift", is_flag=True, help="End NAME's own embargo now (a document's, or a version's).")
+@click.option("--shorten", is_flag=True,
+              help="With --until: allow a date earlier than the embargo in force (refused without it).")
 @archive_option
-def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
+def embargo_cmd(name: str, until: str | None, lift: bool, shorten: bool, archive: str) -> None:
     """Embargo NAME until a date: a generic name the whole document, a versioned name that version.
 
     Until then the resolver answers 403 to readers without a token whose
@@ -153,11 +155,16 @@ def embargo_cmd(name: str, until: str | None, lift: bool, archive: str) -> None:
     command says what it changed and each embargo that still holds the
     name, with the name that lifts it; a --lift that would lift nothing
     while another embargo holds the name changes nothing and exits 5.
+    A date earlier than NAME's own embargo in force shortens a sealing:
+    refused (exit 5, naming both dates) without --shorten. Each change is
+    in the audit log with the date before and after.
     """
     if lift == (until is not None):
         raise click.UsageError("give --until DATE or --lift")
+    if shorten and lift:
+        raise click.UsageError("--shorten goes with --until DATE (--lift ends an embargo as it is)")
     with open_archive(archive) as opened:
-        change = opened.embargo(name, until)
+        change = opened.embargo(name, until, shorten=shorten)
     click.echo(f"{change.name}: {_embargo_done(change)}")
     for held, held_until in change.held:
         if change.version is None:

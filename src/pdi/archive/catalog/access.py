@@ -76,12 +76,14 @@ class AccessPart(CatalogBase):
 
     def set_embargo(
         self, key: DocumentKey, version: int | None, until: str | None, who: str, at: str,
-        *, subject: str, address: str | None = None,
+        *, subject: str, address: str | None = None, shorten: bool = True,
     ) -> str | None:
-        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited.
+        """Embargo a document (``version`` None) or a version until ``until`` (None: lift it); audited, the entry
+        naming the embargo before and after.
 
         Returns its own embargo as it was before (over or not; ``None``: none). An embargo set as it is already
-        changes nothing and is not audited.
+        changes nothing and is not audited. ``shorten=False`` refuses (:class:`ImmutabilityError`, nothing
+        changed) an ``until`` earlier than its own embargo in force at ``at``; a lift is not refused.
 
         When that changes what a reader without access to its public series is shown of the document at ``at``
         (it or the version shown, or withheld), the document is dated by it (its ``access_changed_at``)."""
@@ -97,6 +99,11 @@ class AccessPart(CatalogBase):
             before = None if rows[0][0] is None else str(rows[0][0])
             if before == until:
                 return before
+            if not shorten and until is not None and before is not None and until < before and before > at:
+                raise ImmutabilityError(
+                    f"{subject}: its embargo until {before} would end earlier, at {until}: an embargo is shortened"
+                    " only when that is asked for (pdi embargo --shorten; shorten=true on POST /api/embargo)"
+                )
             shown = self._shown_versions(doc, at)
             if version is None:
                 self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, doc))
@@ -110,8 +117,9 @@ class AccessPart(CatalogBase):
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?", (at, doc))
             self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
             what = "the document" if version is None else f"version {version}"
+            was = "" if before is None else f" (was until {before})"
             self._insert_audit(AuditRecord(
-                at, who, "embargo", subject, f"{what} until {until}" if until else f"{what}: lifted", address,
+                at, who, "embargo", subject, (f"{what} until {until}" if until else f"{what}: lifted") + was, address,
             ))
             return before
 

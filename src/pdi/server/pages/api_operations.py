@@ -734,15 +734,18 @@ _WITHDRAW = Operation(
 )
 _EMBARGO_SET = Operation(
     "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
-    (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT)),
+    (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT),
+     Param("shorten", "true: allow an until earlier than the name's own embargo in force (refused without it)",
+           schema={"type": "string", "enum": ["true", "false", ""]})),
     answers={200: Answer("{pdi, embargo_until, changed, before, held}: readers without a token for the series get"
                          " 403 until then; embargo_until is the name's own embargo in force or its document's, the"
                          " later (null: none in force); before, its own embargo before (null: none); held, each"
                          " other embargo in force that still holds it, [{pdi, embargo_until}] (a version's"
                          " document, a document's versions: one neither sets nor lifts the other)",
                          _JSON, _OBJECT)},
-    error_text={409: "A lift that would lift nothing in force while another embargo still holds the name: nothing"
-                     " changed; the detail names what holds it and by which name to lift that"},
+    error_text={409: "An until earlier than the name's own embargo in force, without shorten=true (the detail names"
+                     " both), or a lift that would lift nothing in force while another embargo still holds the name"
+                     " (the detail names it and the name that lifts it): nothing changed"},
     errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _AUDIT = Operation(

@@ -46,9 +46,10 @@ transaction that makes it (who: ``token:NAME``, from which address).
   the body (text, as a statement's) or ``reason=``; role ``curate``. ``201`` and the
   tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
   the octets, except blobs another name keeps (``kept``: their SHA-256).
-* ``POST /api/embargo?pdi=NAME&until=DATE`` — embargo a document (a generic
+* ``POST /api/embargo?pdi=NAME&until=DATE[&shorten=true]`` — embargo a document (a generic
   name) or a version until a date or a time with its zone; no ``until`` lifts
-  it; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
+  it; a ``DATE`` earlier than the embargo in force is refused (``409``, naming both) without
+  ``shorten=true``; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
   it from the start (role ``curate`` too); a ``DATE`` past by the archive's clock embargoes nothing, and the
   answer says so in a ``Warning: 299 pdi "an embargo until … is over already: …"``. See :mod:`pdi.archive.access`.
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
@@ -132,7 +133,7 @@ TAKES: dict[str, frozenset[str]] = {
     "/api/format": frozenset({"pdi", "format", "charset", "allow_empty"}),
     "/api/statements": frozenset({"pdi", "key"}),
     "/api/withdraw": frozenset({"pdi", "reason", "purge"}),
-    "/api/embargo": frozenset({"pdi", "until"}),
+    "/api/embargo": frozenset({"pdi", "until", "shorten"}),
     "/api/audit": frozenset({"after", "limit"}),
 }
 
@@ -367,8 +368,10 @@ class WriteAPI:
         only(request, TAKES["/api/embargo"])
         name = required(request, "pdi")
         until = optional(request, "until")
+        shorten = flag(request, "shorten")
+
         def embargo() -> EmbargoChange:
-            return self.archive.embargo(name, until, writer=writer)
+            return self.archive.embargo(name, until, writer=writer, shorten=shorten)
 
         change = await anyio.to_thread.run_sync(embargo)
         if self.cache is not None:
