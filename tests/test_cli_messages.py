@@ -177,7 +177,24 @@ def test_pdi_audit_names_the_exact_versioned_name_of_a_deposit(archive: str, tmp
     (line,) = [f for f in CliRunner().invoke(cli, ["audit", "--archive", archive]).output.splitlines()
                if f.split("\t")[3] == "deposit"]
     _, _, _, _, subject, detail, _ = line.split("\t")
-    assert (subject, detail) == (name.rsplit(".", 2)[0], name)  # the document, then the name written: …/1.text.1
+    # the document, then the name written (…/1.text.1) and the embargo it was deposited under
+    assert (subject, detail) == (name.rsplit(".", 2)[0], f"{name}; embargoed until 2099-01-01T00:00:00.000000Z")
+
+
+def test_pdi_audit_names_the_embargo_of_a_version(archive: str, tmp_path: Path) -> None:
+    """pdi version --embargo-until: its entry names the embargo (GMT) with the name written; a deposit without an
+    embargo made on the command line is not in the log."""
+    (tmp_path / "open.txt").write_bytes(b"open\n")
+    first = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "open.txt"), "--archive", archive])
+    assert first.exit_code == 0, first.output
+    generic = first.stdout.strip().rsplit(".", 2)[0]
+    (tmp_path / "amended.txt").write_bytes(b"amended, sealed\n")
+    second = CliRunner().invoke(cli, ["version", generic, str(tmp_path / "amended.txt"), "--embargo-until",
+                                      "2098-03-04T05:06:07+01:00", "--archive", archive])
+    assert second.exit_code == 0, second.output
+    lines = [f.split("\t") for f in CliRunner().invoke(cli, ["audit", "--archive", archive]).stdout.splitlines()]
+    assert [(f[3], f[4], f[5]) for f in lines] == [
+        ("version", generic, f"{second.stdout.strip()}; embargoed until 2098-03-04T04:06:07.000000Z")]
 
 
 @pytest.mark.parametrize("refused", ["bad key=2", "ok=\x00", f"long={'x' * 70_000}"])

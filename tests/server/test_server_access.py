@@ -225,6 +225,8 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
                            headers={"Authorization": f"Bearer {curator}"})
         assert made.status_code == 201, made.text
         name = made.json()["pdi"]
+        assert [(e.action, e.detail) for e in archive.audit()][-1] == (
+            "deposit", f"{name}; embargoed until 2026-12-01T00:00:00.000000Z")
         gone = client.get(f"/uri-res/N2R?{name}")
         assert gone.status_code == 403 and "embargoed until 2026-12-01" in gone.json()["detail"]
         assert client.get(f"/uri-res/N2R?{name}", headers={"Authorization": f"Bearer {depositor}"}).status_code == 200

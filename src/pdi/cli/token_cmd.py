@@ -84,8 +84,11 @@ def audit_cmd(after: int, limit: int, as_json: bool, archive: str) -> None:
     formats, withdrawals, statements, annotations, announcements), and what
     is changed on the command line that others rely on: withdrawals and
     purges, embargoes, series access, tokens, mirrors, imports and repairs.
-    A deposit or statement made on the command line (pdi add, pdi meta)
-    is not in it: its name, time and digests are in the catalog itself.
+    A deposit's entry names the names it wrote and the embargo it set, if
+    any. A deposit made on the command line (pdi add, pdi version) is in it
+    when it embargoes what it deposits (--embargo-until), not otherwise; a
+    statement made there (pdi meta) is not: their names, times and digests
+    are in the catalog itself.
     """
     with open_archive(archive) as opened:
         entries = opened.audit(after, limit)

@@ -589,10 +589,13 @@ class DocumentsPart(CatalogBase):
                 raise AccessError(f"token {row[0][0]!r} was revoked at {row[0][1]}, while this request was under way;"
                                   " nothing was written")
         for item, result in enumerate(results):
+            # what it embargoed is said with it (an unchanged write made no version, so embargoed nothing)
+            embargoed = f"; embargoed until {note.embargo_until}" if note.embargo_until and not result.unchanged else ""
             self._insert_audit(AuditRecord(
                 at, note.who, note.action, note.subject(result.key),
                 (note.names(item, result.key, result.version) if note.names is not None
-                 else note.detail or f"version {result.version}") + (" (unchanged)" if result.unchanged else ""),
+                 else note.detail or f"version {result.version}")
+                + (" (unchanged)" if result.unchanged else embargoed),
                 note.address,
             ))
             if note.idempotency is not None:
