@@ -288,8 +288,10 @@ def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on standard error (default: for large input on a terminal).")
 @click.option("--embargo-until", "embargo", metavar="DATE",
-              help="Embargo it from its deposit until DATE (2027-01-01, or a time with its zone):"
-                   " the resolver answers 403 to readers without a token for the series until then.")
+              help="Embargo the version it deposits from its deposit until DATE (2027-01-01, or a time with its"
+                   " zone): the resolver answers 403 to readers without a token for the series until then. It is"
+                   " the version's own embargo: pdi embargo VERSIONED-NAME --lift lifts it, the generic name's"
+                   " --lift does not.")
 @click.option("--serial", is_flag=True,
               help="Name an e-mail by the next daily serial, not by its Message-ID (mid:ID).")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
