@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from archive_helpers import Clock
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdi.archive import Archive, Content
 from pdi.archive.access import Reader, parse_until, reading_as
 from pdi.archive.store import DocumentKey
-from pdi.errors import AccessError, NotFoundError, ParseError
+from pdi.errors import AccessError, ImmutabilityError, NotFoundError, ParseError
 
 S = "oma.eop.gov.us"
 SEALED = "court.example.us"
@@ -318,6 +318,49 @@ def test_an_embargo_is_shortened_only_with_shorten_and_each_change_is_audited_wi
             "version 1: lifted (was until 2038-01-01T00:00:00.000000Z)",
         ]
         assert archive.store.embargo(key, 1) is None
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from([None, "2001-01-01", "2030-01-01", "2031-06-01", "2032-01-01"]),
+                                st.booleans(), st.booleans()), min_size=1, max_size=8))
+def test_an_embargo_set_again_is_refused_exactly_when_it_would_end_an_embargo_in_force_earlier(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str | None, bool, bool]]
+) -> None:
+    """Any sequence of embargoes of a version or its document (a date, one past, or a lift), each with or without
+    shorten: one is refused exactly when it is a date earlier than the same name's own embargo in force, or a lift
+    of nothing in force while the other embargo holds the name; a refusal changes nothing, and each change is
+    audited naming the embargo before it. The expected state is kept here by that rule alone."""
+    clock = Clock(datetime.datetime(2026, 12, 2, tzinfo=datetime.UTC))
+    now = "2026-12-02T00:00:00.000000Z"
+    with Archive.init(str(tmp_path_factory.mktemp("shorten")), clock=clock) as archive:
+        archive.add_series(S)
+        name = str(archive.add(S, b"ruling\n", format="text"))
+        generic = name.rsplit(".", 2)[0]
+        own: dict[str, str | None] = {name: None, generic: None}
+        audited = 0
+        for until, of_version, shorten in steps:
+            target, other = (name, generic) if of_version else (generic, name)
+            moment = None if until is None else parse_until(until)
+            before, held = own[target], own[other]
+            in_force = before is not None and before > now
+            refused = (moment is not None and in_force and not shorten and moment < before) or (
+                moment is None and not in_force and held is not None and held > now)
+            if refused:
+                with pytest.raises(ImmutabilityError):
+                    archive.embargo(target, until, shorten=shorten)
+            else:
+                change = archive.embargo(target, until, shorten=shorten)
+                assert (change.before, change.after) == (before, moment)
+                own[target] = moment
+                audited += before != moment
+            details = [e.detail for e in archive.audit() if e.action == "embargo"]
+            assert len(details) == audited
+            if not refused and before != moment:
+                assert details[-1].endswith("" if before is None else f" (was until {before})")
+        record = archive.get(name).record
+        key = DocumentKey(record.series, record.day, record.unique_id)
+        assert archive.store.embargoes_of([key]) == {
+            (key, version): until for version, until in ((1, own[name]), (None, own[generic])) if until is not None}
 
 
 def test_the_commands(tmp_path: Path) -> None:
