@@ -237,7 +237,7 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
                             headers={"Authorization": f"Bearer {curator}"})
         assert again.status_code == 200 and again.json()["embargo_until"] == "2027-01-01T00:00:00.000000Z"
         assert client.get(f"/uri-res/N2R?{name}").status_code == 403
-        lifted = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
+        lifted = client.post(f"/api/embargo?pdi={_q(name)}&lift=true", headers={"Authorization": f"Bearer {curator}"})
         assert lifted.json() == {"pdi": name, "embargo_until": None, "changed": True,
                                  "before": "2027-01-01T00:00:00.000000Z", "held": []}
         assert client.get(f"/uri-res/N2R?{name}").status_code == 200
@@ -247,7 +247,7 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
         whole = client.post(f"/api/embargo?pdi={_q(generic)}&until=2027-02-01",
                             headers={"Authorization": f"Bearer {curator}"})
         assert whole.json()["embargo_until"] == "2027-02-01T00:00:00.000000Z"
-        refused = client.post(f"/api/embargo?pdi={_q(name)}", headers={"Authorization": f"Bearer {curator}"})
+        refused = client.post(f"/api/embargo?pdi={_q(name)}&lift=true", headers={"Authorization": f"Bearer {curator}"})
         assert refused.status_code == 409
         assert refused.json()["detail"] == (
             f"{name}: nothing lifted: version 1 has no embargo of its own; its document's embargo until"
@@ -258,13 +258,13 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
                           headers={"Authorization": f"Bearer {curator}"})
         assert own.json() == {"pdi": name, "embargo_until": "2027-02-01T00:00:00.000000Z", "changed": True,
                               "before": None, "held": [{"pdi": generic, "embargo_until": "2027-02-01T00:00:00.000000Z"}]}
-        lifted = client.post(f"/api/embargo?pdi={_q(generic)}", headers={"Authorization": f"Bearer {curator}"})
+        lifted = client.post(f"/api/embargo?pdi={_q(generic)}&lift=true", headers={"Authorization": f"Bearer {curator}"})
         assert lifted.json() == {"pdi": generic, "embargo_until": None, "changed": True,
                                  "before": "2027-02-01T00:00:00.000000Z",
                                  "held": [{"pdi": name, "embargo_until": "2027-01-15T00:00:00.000000Z"}]}
         answer = client.get(f"/uri-res/N2R?{name}")
         assert answer.status_code == 403 and "embargoed until 2027-01-15" in answer.json()["detail"]
-        refused = client.post(f"/api/embargo?pdi={_q(generic)}", headers={"Authorization": f"Bearer {curator}"})
+        refused = client.post(f"/api/embargo?pdi={_q(generic)}&lift=true", headers={"Authorization": f"Bearer {curator}"})
         assert refused.status_code == 409 and name in refused.json()["detail"]
         # the version's embargo shortened: refused without shorten=true, naming both moments; done with it
         shorter = client.post(f"/api/embargo?pdi={_q(name)}&until=2027-01-10",
@@ -280,6 +280,20 @@ def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -
         assert "embargoed until 2027-01-10" in client.get(f"/uri-res/N2R?{name}").json()["detail"]
         assert [e.detail for e in archive.audit() if e.action == "embargo"][-1] == (
             "version 1 until 2027-01-10T00:00:00.000000Z (was until 2027-01-15T00:00:00.000000Z)")
+        # Found by a review: `until` sent in a form's body was not read, and no `until` lifted the embargo; the
+        # route reads its query alone, so a body, neither until nor lift, or both, are refused and change nothing
+        entries = len(archive.audit())
+        for query, body in ((f"pdi={_q(name)}", {"until": "2027-01-05"}), (f"pdi={_q(name)}", None),
+                            (f"pdi={_q(name)}&until=2027-03-01&lift=true", None),
+                            (f"pdi={_q(name)}&lift=true", {"lift": "true"})):
+            refused = client.post(f"/api/embargo?{query}", data=body, headers={"Authorization": f"Bearer {curator}"})
+            assert refused.status_code == 400, (query, body, refused.text)
+            assert "nothing changed" in refused.json()["detail"]
+        chunked = client.post(f"/api/embargo?pdi={_q(name)}&lift=true", content=iter([b"", b"until=2027-01-05"]),
+                              headers={"Authorization": f"Bearer {curator}"})
+        assert chunked.status_code == 400 and "a request body is not read" in chunked.json()["detail"]
+        assert len(archive.audit()) == entries
+        assert "embargoed until 2027-01-10" in client.get(f"/uri-res/N2R?{name}").json()["detail"]
 
 
 def test_replay_of_a_private_capture_is_refused(location: str) -> None:

@@ -733,8 +733,11 @@ _WITHDRAW = Operation(
     errors=(*_WRITE, 412), role="curate", tag="write",
 )
 _EMBARGO_SET = Operation(
-    "Embargo a document (a generic name) or a version until a date; without until=, lift the embargo",
+    "Embargo a document (a generic name) or a version until a date, or lift its embargo (lift=true); the"
+    " parameters are the query's alone (a request with a body is refused, 400), and one of until and lift is given",
     (_WHOLE, Param("until", "A date (2027-01-01, its start in GMT) or a time with its zone", schema=_MOMENT),
+     Param("lift", "true: lift the name's own embargo (refused with until, and without either)",
+           schema={"type": "string", "enum": ["true", "false", ""]}),
      Param("shorten", "true: allow an until earlier than the name's own embargo in force (refused without it)",
            schema={"type": "string", "enum": ["true", "false", ""]})),
     answers={200: Answer("{pdi, embargo_until, changed, before, held}: readers without a token for the series get"

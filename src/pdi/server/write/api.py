@@ -47,8 +47,8 @@ transaction that makes it (who: ``token:NAME``, from which address).
   tombstone. ``purge=true`` (role ``admin``; a legal takedown) also deletes
   the octets, except blobs another name keeps (``kept``: their SHA-256).
 * ``POST /api/embargo?pdi=NAME&until=DATE[&shorten=true]`` — embargo a document (a generic
-  name) or a version until a date or a time with its zone; no ``until`` lifts
-  it; a ``DATE`` earlier than the embargo in force is refused (``409``, naming both) without
+  name) or a version until a date or a time with its zone; ``…&lift=true`` (no ``until``) lifts
+  it, and neither, or a body, is refused (``400``: a form's ``until`` would go unread); a ``DATE`` earlier than the embargo in force is refused (``409``, naming both) without
   ``shorten=true``; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
   it from the start (role ``curate`` too); a ``DATE`` past by the archive's clock embargoes nothing, and the
   answer says so in a ``Warning: 299 pdi "an embargo until … is over already: …"``. See :mod:`pdi.archive.access`.
@@ -133,9 +133,23 @@ TAKES: dict[str, frozenset[str]] = {
     "/api/format": frozenset({"pdi", "format", "charset", "allow_empty"}),
     "/api/statements": frozenset({"pdi", "key"}),
     "/api/withdraw": frozenset({"pdi", "reason", "purge"}),
-    "/api/embargo": frozenset({"pdi", "until", "shorten"}),
+    "/api/embargo": frozenset({"pdi", "until", "shorten", "lift"}),
     "/api/audit": frozenset({"after", "limit"}),
 }
+
+
+async def _no_body(request: Request, refusal: str) -> None:
+    """``400`` (``refusal``) for a request with a body of any octet, where the route reads none: its fields would
+    go unread (a ``Content-Length`` above 0 is refused before an octet is read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.strip() not in ("", "0"):
+        raise ParseError(refusal, rule="body")
+    try:
+        async for piece in request.stream():
+            if piece:
+                raise ParseError(refusal, rule="body")
+    except ClientDisconnect:
+        raise cut_short(0, declared) from None
 
 
 async def bearer_writer(archive: Archive, request: Request, *, reads_if_match: bool = False) -> Writer:
@@ -363,12 +377,21 @@ class WriteAPI:
         )
 
     async def embargo(self, request: Request) -> Response:
-        """Embargo a document or a version until ``until=`` (role ``curate``); ``until=`` empty or absent lifts it."""
+        """Embargo a document or a version until ``until=`` (role ``curate``); ``lift=true`` lifts it. Its
+        parameters are the query's alone: neither ``until`` nor ``lift`` given is refused (``400``), as is a body
+        with octets (a form's ``until`` there would be read as no ``until``: a lift nobody asked for)."""
         writer = await self.writer(request)
         only(request, TAKES["/api/embargo"])
         name = required(request, "pdi")
         until = optional(request, "until")
         shorten = flag(request, "shorten")
+        lift = flag(request, "lift")
+        await _no_body(request, "POST /api/embargo reads its parameters from the query string alone"
+                       " (?pdi=NAME&until=DATE, or &lift=true): a request body is not read, and this one has octets;"
+                       " nothing changed")
+        if lift == (until is not None):
+            raise ParseError("give until=DATE to embargo the name, or lift=true to lift its embargo: "
+                             + ("not both" if lift else "neither was given") + "; nothing changed", rule="until")
 
         def embargo() -> EmbargoChange:
             return self.archive.embargo(name, until, writer=writer, shorten=shorten)
