@@ -260,13 +260,13 @@ def test_an_mbox_among_files_prints_a_line_a_message(archive: str, tmp_path: Pat
 
 
 def test_a_usage_error_of_a_file_in_the_middle_is_said_of_its_place(archive: str, tmp_path: Path) -> None:
-    """An mbox that holds no message (an empty file), second of three: the usage error (exit 2) names its place,
-    the first kept."""
+    """An mbox that holds no message (an empty file, --allow-empty: else refused before any file is deposited),
+    second of three: the usage error (exit 2) names its place, the first kept."""
     good = tmp_path / "good.txt"
     good.write_bytes(b"good\n")
     empty = tmp_path / "empty.mbox"
     empty.write_bytes(b"")
-    refused = run(archive, "add", "-s", S, str(good), str(empty), str(good), code=2)
+    refused = run(archive, "add", "-s", S, str(good), str(empty), str(good), "--allow-empty", code=2)
     assert refused.stdout.strip().endswith("/1.text.1")
     assert (f"Error: {empty}, file 2 of 3 (the 1 before it deposited, its name printed; the 1 after it not tried):"
             f" {empty} holds no message: no line starts with 'From '") in refused.stderr
@@ -311,6 +311,28 @@ def test_an_empty_file_or_standard_input_is_refused_unless_allowed(archive: str,
                            input=b"x", capture_output=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert run(archive, "get", piped.stdout.decode().strip()).stdout_bytes == b"x"
+
+
+def test_every_empty_file_is_refused_before_any_is_deposited(archive: str, tmp_path: Path) -> None:
+    """``pdi add -s S a1.txt e.txt b1.txt``, e.txt empty, minted a1.txt and then refused e.txt (exit 2), where the
+    help says an empty FILE is refused before anything is deposited: now every empty file is named, in the order
+    given, and nothing is deposited; --allow-empty deposits all three."""
+    a1, e, b1, f = (tmp_path / n for n in ("a1.txt", "e.txt", "b1.txt", "f.txt"))
+    a1.write_bytes(b"a1\n")
+    b1.write_bytes(b"b1\n")
+    e.write_bytes(b"")
+    f.write_bytes(b"")
+    refused = run(archive, "add", "-s", S, str(a1), str(e), str(b1), code=2)
+    assert refused.stdout == ""
+    assert (f"Error: 1 of the 3 files is empty (0 octets), so none was deposited: {e}"
+            " (--allow-empty deposits an empty document)") in refused.stderr
+    assert _stored(archive) == []
+    refused = run(archive, "add", "-s", S, str(e), str(a1), str(f), code=2)
+    assert f"2 of the 3 files are empty (0 octets), so none was deposited: {e}, {f}" in refused.stderr
+    assert _stored(archive) == []
+    added = run(archive, "add", "-s", S, str(a1), str(e), str(b1), "--allow-empty")
+    assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == ["1.text.1", "2.text.1", "3.text.1"]
+    assert len(_stored(archive)) == 3
 
 
 def test_standard_input_at_a_terminal_is_asked_for(archive: str, tmp_path: Path) -> None:

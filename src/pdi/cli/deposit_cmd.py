@@ -336,8 +336,9 @@ def add_cmd(
 
     A FILE of no octets (standard input that gave none: a cat that
     failed into a pipe) is refused before anything is deposited (exit 2)
-    unless --allow-empty; standard input read from a terminal is asked
-    for on stderr (end it with Ctrl-D).
+    unless --allow-empty (standard input or a named pipe among several
+    files: at its turn, when it is read); standard input read from a
+    terminal is asked for on stderr (end it with Ctrl-D).
 
     The bytes are stored exactly as they are, streamed (in bounded
     memory, but a PDF is held whole while PDFium reads it, and a video is
@@ -365,6 +366,8 @@ def add_cmd(
     # every file's format, and a directory said, before the first is deposited
     tokens = [_guess_format(file) if format_ is None else _not_a_directory(file, format_) for file in files]
     _check_readable(files)  # and every file that cannot be read named
+    if not allow_empty:
+        _check_not_empty(files)  # and every file that is empty
     with contextlib.ExitStack() as stack:
         opened = _opener(archive, stack)
         if len(files) > 1:
@@ -419,6 +422,34 @@ def _check_readable(files: tuple[str, ...]) -> None:
         raise kind(f"cannot read {files[0]}: {bad[0][2]}")
     raise kind(f"{len(bad)} of the {len(files)} files cannot be read, so none was deposited: "
                + "; ".join(f"{file}: {why}" for file, _, why in bad))
+
+
+def _empty(path: str) -> bool:
+    """Whether ``path`` (not ``-``) is a regular file of no octets: its size says 0 and a read gives none (a file
+    of ``/proc`` says 0 and has octets). A named pipe or a character device is not read before its turn."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size:
+            return False
+        with open(path, "rb") as f:
+            return f.read(1) == b""
+    except OSError:  # (said by _check_readable, or by its opening at its turn)
+        return False
+
+
+def _check_not_empty(files: tuple[str, ...]) -> None:
+    """Refuse, before the first file is deposited, every one of ``files`` that is empty (exit 2; one file: as
+    :func:`_refuse_empty` says it; several: each named, in the order given). Standard input, a named pipe and a
+    file emptied after this look are refused at their turn, by :func:`_refuse_empty`."""
+    empty = [file for file in files if file != "-" and _empty(file)]
+    if not empty:
+        return
+    if len(files) == 1:
+        raise click.UsageError(f"{files[0]} is empty (0 octets): nothing was deposited"
+                               " (--allow-empty deposits an empty document)")
+    raise click.UsageError(f"{len(empty)} of the {len(files)} files {'is' if len(empty) == 1 else 'are'} empty"
+                           f" (0 octets), so none was deposited: {', '.join(empty)}"
+                           " (--allow-empty deposits an empty document)")
 
 
 def _opener(location: str, stack: contextlib.ExitStack) -> Callable[[], Archive]:
