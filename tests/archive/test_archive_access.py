@@ -481,6 +481,60 @@ def test_a_deposit_embargoed_until_a_moment_past_is_said_to_read_as_any_other(
         assert archive.embargo_in_force(name.strip()) == f"{tomorrow.isoformat()}T00:00:00.000000Z"
 
 
+def test_a_deposit_answered_unchanged_under_embargo_until_is_refused_unless_the_embargo_holds(
+    tmp_path: Path, one_gmt_day: datetime.datetime
+) -> None:
+    # found by a reviewer: `pdi add --id Case_9 --embargo-until 2100-01-01` of bytes deposited already exited 0
+    # saying only "unchanged", the document still public; and under an embargo until 2099, --embargo-until of a
+    # day past warned "what was deposited reads as any other name", where it answered 403 until 2099
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+    yesterday = (one_gmt_day.date() - datetime.timedelta(days=1)).isoformat()
+
+    def run(*argv: str, code: int = 0) -> tuple[str, str]:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == code, (argv, result.output)
+        return result.stdout, result.stderr
+
+    run("init")
+    run("series", "add", SEALED)
+    doc = tmp_path / "case9.txt"
+    doc.write_bytes(b"case 9\n")
+    name = run("add", str(doc), "-s", SEALED, "--id", "Case_9")[0].strip()
+    unset = "no embargo was set: version 1 already holds these bytes, so nothing was deposited"
+    out, err = run("add", str(doc), "-s", SEALED, "--id", "Case_9", "--embargo-until", "2100-01-01", code=5)
+    assert out == ""
+    assert (f"{name}: {unset}, and it reads as any other name: pdi embargo {name} --until 2100-01-01 embargoes it"
+            in " ".join(err.split()))
+    with Archive.open(location) as archive:
+        assert archive.embargo_in_force(name) is None  # as said: not embargoed
+    generic = name.rsplit(".", 2)[0]
+    _, err = run("version", generic, str(doc), "--embargo-until", "2100-01-01", code=5)
+    assert f"{name}: {unset}, and it reads as any other name" in " ".join(err.split())
+    # the way it names sets it; then a date it covers is said of, exit 0, and one later is refused again
+    run("embargo", name, "--until", "2099-01-01")
+    held = "2099-01-01T00:00:00.000000Z"
+    for asked in (yesterday, "2050-01-01"):
+        out, err = run("add", str(doc), "-s", SEALED, "--id", "Case_9", "--embargo-until", asked)
+        assert out.strip() == name
+        assert f"note: {unset}; {name} is embargoed until {held} already\n" in err
+        assert "over already" not in err and "any other name" not in err
+    _, err = run("add", str(doc), "-s", SEALED, "--id", "Case_9", "--embargo-until", "2100-01-01", code=5)
+    assert f"{name}: {unset}, and it is embargoed only until {held}" in " ".join(err.split())
+    with Archive.open(location) as archive:
+        assert archive.embargo_in_force(name) == held
+    # a new version of a document embargoed until 2099 (its document's), given a day past: that embargo is said
+    run("embargo", generic, "--until", "2099-01-01")
+    (tmp_path / "amended.txt").write_bytes(b"case 9, amended\n")
+    out, err = run("version", generic, str(tmp_path / "amended.txt"), "--embargo-until", yesterday)
+    assert err == (f"warning: an embargo until {yesterday}T00:00:00.000000Z is over already: it set nothing, and"
+                   f" {out.strip()} is embargoed until {held} all the same\n")
+
+
 @given(
     st.datetimes(datetime.datetime(1970, 1, 2), datetime.datetime(2999, 12, 30)),
     st.integers(-14 * 60, 14 * 60),

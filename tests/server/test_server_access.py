@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import datetime
 import io
+import json
 import time
 import urllib.parse
 from pathlib import Path
@@ -186,8 +187,8 @@ def test_a_write_embargoed_until_a_moment_past_says_so_in_a_warning(location: st
         _, curator = archive.add_token("clerk", role="curate", series=[S])
         client = TestClient(create_app(location, archive=archive))
         token = {"Authorization": f"Bearer {curator}"}
-        said = ('299 pdi "an embargo until {} is over already: what was deposited reads as any other name'
-                ' (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
+        said = ('299 pdi "an embargo until {} is over already: it set nothing, and the version reads as any other'
+                ' name (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
         made = client.post(f"/api/deposit?series={S}&format=text&embargo=2026-11-23", content=b"one\n", headers=token)
         assert made.status_code == 201 and made.headers["warning"] == said.format("2026-11-23T00:00:00.000000Z")
         name = made.json()["pdi"]
@@ -209,6 +210,59 @@ def test_a_write_embargoed_until_a_moment_past_says_so_in_a_warning(location: st
         assert client.get(f"/uri-res/N2R?{later.json()['pdi']}").status_code == 403
         plain = client.post(f"/api/deposit?series={S}&format=text", content=b"six\n", headers=token)
         assert "warning" not in plain.headers
+
+
+def test_a_deposit_answered_unchanged_says_that_the_embargo_it_asked_for_was_not_set(location: str) -> None:
+    # found by a reviewer: the same octets again under id=Case_2 with embargo=2100-01-01 answered 200 "unchanged"
+    # and nothing more, the document still public; and under an embargo until 2099, embargo=2020-01-01 warned "over
+    # already: what was deposited reads as any other name", where it answered 403 until 2099
+    clock = Clock(datetime.datetime(2026, 11, 23, 9, 0, tzinfo=datetime.UTC))
+    with Archive.init(location, clock=clock) as archive:
+        archive.add_series(S)
+        _, curator = archive.add_token("clerk", role="curate", series=[S])
+        client = TestClient(create_app(location, archive=archive))
+        token = {"Authorization": f"Bearer {curator}"}
+        made = client.post(f"/api/deposit?series={S}&format=text&id=Case_2", content=b"one\n", headers=token)
+        assert made.status_code == 201 and "warning" not in made.headers and "embargo" not in made.json()
+        name = made.json()["pdi"]
+        again = client.post(f"/api/deposit?series={S}&format=text&id=Case_2&embargo=2100-01-01", content=b"one\n",
+                            headers=token)
+        assert again.status_code == 200 and again.json()["unchanged"] is True and again.json()["pdi"] == name
+        assert again.headers["warning"] == (
+            '299 pdi "no embargo was set: nothing was deposited (version 1 already holds these octets), and the'
+            ' version reads as any other name (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
+        assert again.json()["embargo"] == {"set": False, "asked": "2100-01-01T00:00:00.000000Z", "in_force": None}
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 200  # as said: not embargoed
+        # the way it names sets it
+        assert client.post(f"/api/embargo?pdi={_q(name)}&until=2099-01-01", headers=token).status_code == 200
+        assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        # under that embargo: a moment past, an earlier and a later one each set nothing, and each says what holds
+        for asked, stands in (
+            ("2020-01-01", "the version is embargoed until 2099-01-01T00:00:00.000000Z already"),
+            ("2050-01-01", "the version is embargoed until 2099-01-01T00:00:00.000000Z already"),
+            ("2100-01-01", "the version is embargoed only until 2099-01-01T00:00:00.000000Z, not until"
+                           " 2100-01-01T00:00:00.000000Z (POST /api/embargo?pdi=NAME&until=DATE embargoes it until"
+                           " then)"),
+        ):
+            sealed = client.post(f"/api/deposit?series={S}&format=text&id=Case_2&embargo={asked}",
+                                 content=b"one\n", headers=token)
+            assert sealed.status_code == 200 and "over already" not in sealed.headers["warning"]
+            assert sealed.headers["warning"] == (
+                f'299 pdi "no embargo was set: nothing was deposited (version 1 already holds these octets), and'
+                f' {stands}"')
+            assert sealed.json()["embargo"] == {"set": False, "asked": f"{asked}T00:00:00.000000Z",
+                                                "in_force": "2099-01-01T00:00:00.000000Z"}
+            assert client.get(f"/uri-res/N2R?{name}").status_code == 403
+        # a batch: the unchanged item says it, the new one embargoed as asked
+        batch = client.post(f"/api/batch?series={S}&embargo=2100-01-01", headers=token,
+                            data={"manifest": json.dumps([{"id": "Case_2"}, {}])},
+                            files=[("a", ("a.txt", b"one\n", "text/plain")), ("b", ("b.txt", b"two\n", "text/plain"))])
+        assert batch.status_code == 201, batch.text
+        first, second = batch.json()["items"]
+        assert first["unchanged"] is True and first["embargo"]["set"] is False
+        assert "embargo" not in second
+        assert batch.headers["warning"].startswith('299 pdi "no embargo was set: nothing was deposited')
+        assert client.get(f"/uri-res/N2R?{second['pdi']}").status_code == 403
 
 
 def test_embargo_over_http_and_its_lifting_by_the_archive_clock(location: str) -> None:

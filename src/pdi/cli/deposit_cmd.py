@@ -229,18 +229,58 @@ def _source(path: str) -> str:
     return "standard input" if path == "-" else path
 
 
-def _say_if_over(embargo: str | None, archive: Archive) -> None:
+def _say_if_over(embargo: str | None, archive: Archive, deposits: list[Deposit]) -> None:
     """Say on stderr when ``--embargo-until`` named a moment past by the archive's clock: the embargo is over already,
-    and what was deposited reads as any other name (as ``pdi embargo --until`` says of such a moment)."""
+    and what was deposited reads as any other name (as ``pdi embargo --until`` says of such a moment), or, of a
+    version an embargo in force holds all the same (its document's), that embargo. ``deposits``: the ones made, an
+    unchanged one apart (:func:`_refuse_unset` said what holds it)."""
     if embargo is None:
         return
     from pdi.archive.access import parse_until
     from pdi.archive.naming import timestamp
 
     until = parse_until(embargo)
-    if until <= timestamp(archive.now()):
+    if until > timestamp(archive.now()):
+        return
+    made = [deposit for deposit in deposits if not deposit.unchanged]
+    held = [(deposit[0], archive.embargo_in_force(deposit[0])) for deposit in made]
+    for name, in_force in held:
+        if in_force is not None:
+            click.echo(f"warning: an embargo until {until} is over already: it set nothing, and {name} is embargoed"
+                       f" until {in_force} all the same", err=True)
+    if any(in_force is None for _, in_force in held):
         click.echo(f"warning: an embargo until {until} is over already: what was deposited reads as any other name"
                    " (pdi embargo NAME --until DATE embargoes it)", err=True)
+
+
+def _refuse_unset(embargo: str | None, archive: Archive, deposit: Deposit, *, refuse: bool = True) -> None:
+    """Of a deposit answered unchanged (nothing stored, so nothing embargoed) whose ``--embargo-until`` asked for an
+    embargo: refuse it (exit 5, its name not printed) when the version is not embargoed until then (none in force,
+    or one that ends earlier), naming what holds and how to set one, for a depositor who believed it sealed is
+    the danger; else (an embargo in force until then or later, or a moment past), or not ``refuse`` (a message of
+    an mbox, whose batch is written already), say on stderr that none was set and what holds the version."""
+    if embargo is None or not deposit.unchanged:
+        return
+    from pdi.archive.access import parse_until
+    from pdi.archive.naming import timestamp
+
+    until = parse_until(embargo)
+    name = deposit[0]
+    in_force = archive.embargo_in_force(name)
+    unset = f"no embargo was set: version {deposit.version} already holds these bytes, so nothing was deposited"
+    if in_force is not None and in_force >= until:
+        click.echo(f"note: {unset}; {name} is embargoed until {in_force} already", err=True)
+        return
+    stands = "reads as any other name" if in_force is None else f"is embargoed only until {in_force}"
+    if until <= timestamp(archive.now()):
+        click.echo(f"warning: an embargo until {until} is over already, and {unset}; {name} {stands}"
+                   " (pdi embargo NAME --until DATE embargoes it)", err=True)
+        return
+    said = f"{name}: {unset}, and it {stands}: pdi embargo {name} --until {embargo} embargoes it"
+    if not refuse:
+        click.echo(f"warning: {said}", err=True)
+        return
+    raise ImmutabilityError(said)
 
 
 def _print_deposit(deposit: Deposit, how_to_force: str, archive: Archive | None = None) -> int:
@@ -330,7 +370,10 @@ def add_cmd(
     msec= and --info read them): a contradiction is refused with exit 3
     unless --force. With --id naming a document minted today whose latest
     version holds the same bytes, nothing is deposited: its name is
-    printed (and a note on stderr), exit 0. Other bytes, or --force, are
+    printed (and a note on stderr), exit 0; so --embargo-until then
+    embargoes nothing: unless the version is embargoed until that date
+    already (said on stderr), it is refused with exit 5, naming the embargo
+    in force and how to set one (pdi embargo NAME --until DATE). Other bytes, or --force, are
     refused with exit 5: a name is minted once (pdi version deposits a
     new version of it).
 
@@ -373,18 +416,19 @@ def add_cmd(
         if len(files) > 1:
             opened()  # an archive that cannot be opened is said as itself, not as a file's refusal
         printed = 0  # names printed so far (an mbox prints one a message)
+        made: list[Deposit] = []  # the deposits, as the warning of an embargo over already says them
         for number, (file, token) in enumerate(zip(files, tokens, strict=True), 1):
             try:
                 if token.lower() == "mbox":
-                    printed += _add_mbox(file, series, foreign_id, serial, force, embargo, opened)
+                    printed += _add_mbox(file, series, foreign_id, serial, force, embargo, opened, made)
                 else:
                     printed += _add_file(file, token, format_ is not None, series, foreign_id, charset, force,
-                                         progress, embargo, serial, allow_empty, opened)
+                                         progress, embargo, serial, allow_empty, opened, made)
             except (PDIError, click.ClickException) as exc:
                 if len(files) == 1:
                     raise
                 raise _said_of_place(exc, file, number, len(files), printed) from None
-        _say_if_over(embargo, opened())
+        _say_if_over(embargo, opened(), made)
 
 
 def _unreadable(path: str) -> tuple[type[PDIError], str] | None:
@@ -489,7 +533,7 @@ def _said_of_place(
 def _add_file(
     file: str, token: str, format_given: bool, series: str, foreign_id: str | None, charset: str | None,
     force: bool, progress: bool | None, embargo: str | None, serial: bool, allow_empty: bool,
-    opened: Callable[[], Archive],
+    opened: Callable[[], Archive], made: list[Deposit],
 ) -> int:
     """`pdi add FILE` of one file that is not an mbox: deposited as ``token``, its name printed (how many names:
     one); an empty one refused unless ``allow_empty``."""
@@ -529,6 +573,8 @@ def _add_file(
             raise exc.forced_by("pdi version --force deposits them as a new version").versioned_by(
                 f"pdi version {exc.minted} {shlex.quote(file)} deposits them as its next version") from None
         earlier = archive.held_the_same_day(deposit)
+    _refuse_unset(embargo, archive, deposit)
+    made.append(deposit)
     printed = _print_deposit(deposit, "pdi version --force deposits them as a new version", archive)
     if earlier is not None:
         click.echo(_second_name_warning(deposit[0], earlier, foreign_id is not None), err=True)
@@ -613,7 +659,7 @@ MBOX_UP_TO = 256 << 20
 
 def _add_mbox(
     file: str, series: str, foreign_id: str | None, serial: bool, force: bool, embargo: str | None,
-    opened: Callable[[], Archive],
+    opened: Callable[[], Archive], made: list[Deposit],
 ) -> int:
     """`pdi add FILE.mbox`: each message of the mbox a document of its own (format rfc822), all or none (``force``:
     unchecked, all or none still); how many names are printed.
@@ -663,6 +709,9 @@ def _add_mbox(
         # look-up a message minted now): an mbox added again with --serial mints every message again
         earlier = [archive.held_the_same_day(deposit) for deposit in deposits]
     printed = sum(_print_deposit(deposit, "pdi version --force deposits them as a new version") for deposit in deposits)
+    for deposit in deposits:
+        _refuse_unset(embargo, archive, deposit, refuse=False)
+    made.extend(deposits)
     for place, deposit, held in zip(places, deposits, earlier, strict=True):
         if held is not None:
             click.echo(_second_name_warning(deposit[0], held, not serial, place), err=True)
@@ -723,7 +772,10 @@ def version_cmd(
 
     When the latest version has the same formats with the same bytes and
     charsets, nothing is deposited: its
-    names are printed, with a note on stderr, and the exit status is 0;
+    names are printed, with a note on stderr, and the exit status is 0
+    (--embargo-until then embargoes nothing: unless the version is embargoed
+    until that date already, it is refused with exit 5, naming the embargo
+    in force and how to set one, pdi embargo NAME --until DATE);
     --force deposits a new version all the same. The same bytes in a
     latest version that was withdrawn are refused, naming it and its
     withdrawal (exit 5; --force deposits them as a new version), and a
@@ -760,8 +812,9 @@ def version_cmd(
                 deposit = opened.add_version(pdi, contents, force=force, progress=shown, embargo_until=embargo)
             except ImmutabilityError as exc:  # the octets of the withdrawn latest version
                 raise exc.forced_by("--force deposits them as a new version") from None
+            _refuse_unset(embargo, opened, deposit)
             _print_deposit(deposit, "--force deposits them as a new version", opened)
-            _say_if_over(embargo, opened)
+            _say_if_over(embargo, opened, [deposit])
 
 
 def register(cli: click.Group) -> None:

@@ -51,7 +51,12 @@ transaction that makes it (who: ``token:NAME``, from which address).
   it, and neither, or a body, is refused (``400``: a form's ``until`` would go unread); a ``DATE`` earlier than the embargo in force is refused (``409``, naming both) without
   ``shorten=true``; role ``curate``. ``embargo=DATE`` on a deposit or a version embargoes
   it from the start (role ``curate`` too); a ``DATE`` past by the archive's clock embargoes nothing, and the
-  answer says so in a ``Warning: 299 pdi "an embargo until … is over already: …"``. See :mod:`pdi.archive.access`.
+  answer says so in a ``Warning: 299 pdi "an embargo until … is over already: …"``, naming the embargo in force on
+  the version, if any. A deposit or a version answered unchanged stored nothing, so set no embargo: with ``embargo=``
+  its answer (``200``) says so in a ``Warning: 299 pdi "no embargo was set: …"`` and a member ``"embargo": {"set":
+  false, "asked", "in_force"}`` (a batch's: each such item's), the embargo in force on the version (its own or
+  its document's, ``null``: none) beside the one asked for; ``POST /api/embargo`` sets one.
+  See :mod:`pdi.archive.access`.
 * ``GET /api/audit?after=N&limit=L`` — the audit log; role ``admin``.
 
 ``Idempotency-Key`` (draft-ietf-httpapi-idempotency-key-header): a deposit,
@@ -71,7 +76,7 @@ import contextlib
 import functools
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -102,6 +107,8 @@ from pdi.server.http.problems import Problem
 from pdi.server.http.readers import authorization_given_more_than_once, refused_authorization
 from pdi.server.process.cache import ResponseCache
 from pdi.server.protocol.rfc2169 import n2r_path
+
+_T = TypeVar("_T")
 
 #: The longest Idempotency-Key accepted (characters); the draft sets no limit, Stripe's is 255.
 MAX_KEY = 255
@@ -288,9 +295,13 @@ class WriteAPI:
         # as a deposit answers (_created): 200 when nothing new was stored, every item held already
         status = 200 if all(d.unchanged for d in deposits) else 201
         headers = {"Idempotent-Replayed": "true"} if replayed else {}
-        over = self._over(embargo)
-        if over is not None:
-            headers["Warning"] = over
+        unset = [await anyio.to_thread.run_sync(self._embargo_said, embargo, d) for d in deposits]
+        for item, one in zip(body["items"], unset, strict=True):
+            if one is not None and one[1] is not None:
+                item["embargo"] = one[1]
+        warnings = list(dict.fromkeys(one[0] for one in unset if one is not None))
+        if warnings:
+            headers["Warning"] = ", ".join(warnings)
         return JSONResponse(body, status_code=status, headers=headers)
 
     async def version(self, request: Request) -> Response:
@@ -306,24 +317,41 @@ class WriteAPI:
         key = _idempotency_key(request)
         embargo = optional(request, "embargo")
 
-        def run(body: Iterator[bytes]) -> Deposit:
-            return write([content(body)], idempotency_key=key, request=_fingerprint(request), embargo_until=embargo)
+        def run(body: Iterator[bytes]) -> tuple[Deposit, tuple[str, dict[str, Any] | None] | None]:
+            made = write([content(body)], idempotency_key=key, request=_fingerprint(request), embargo_until=embargo)
+            return made, self._embargo_said(embargo, made)
 
-        return _created(await self._streamed(request, run), over=self._over(embargo))
+        deposit, said = await self._streamed(request, run)
+        return _created(deposit, over=None if said is None else said[0], embargo=None if said is None else said[1])
 
-    def _over(self, embargo: str | None) -> str | None:
-        """Of a write whose ``embargo=`` named a moment past by the archive's clock (and was written, so it parses):
-        the ``Warning`` its answer carries, that the embargo is over already, as ``pdi add --embargo-until`` warns."""
+    def _embargo_said(self, embargo: str | None, deposit: Deposit) -> tuple[str, dict[str, Any] | None] | None:
+        """Of a write that asked for an embargo (``embargo=``, written, so it parses) and set none: the ``Warning``
+        its answer carries, and (of one answered unchanged) its ``embargo`` member, ``{"set": false, "asked",
+        "in_force"}``. An unchanged write stored nothing, so embargoed nothing: it says so, with the embargo in force
+        on the version, if any, and how to set one; a moment past set nothing either (as ``pdi add --embargo-until``
+        warns), and the version reads as any other name unless an embargo in force holds it, which is said."""
         if embargo is None:
             return None
         from pdi.archive.access import parse_until
         from pdi.archive.naming import timestamp
 
         until = parse_until(embargo)
-        if until > timestamp(self.archive.now()):
+        past = until <= timestamp(self.archive.now())
+        if not deposit.unchanged and not past:
             return None
-        return (f'299 pdi "an embargo until {until} is over already: what was deposited reads as any other name'
-                ' (POST /api/embargo?pdi=NAME&until=DATE embargoes it)"')
+        held = self.archive.embargo_in_force(deposit[0])
+        if held is not None:
+            stands = (f"the version is embargoed until {held} already" if held >= until else
+                      f"the version is embargoed only until {held}, not until {until}"
+                      " (POST /api/embargo?pdi=NAME&until=DATE embargoes it until then)")
+        else:
+            stands = ("the version reads as any other name"
+                      " (POST /api/embargo?pdi=NAME&until=DATE embargoes it)")
+        if deposit.unchanged:
+            said = (f"no embargo was set: nothing was deposited (version {deposit.version} already holds these"
+                    f" octets), and {stands}")
+            return f'299 pdi "{said}"', {"set": False, "asked": until, "in_force": held}
+        return f'299 pdi "an embargo until {until} is over already: it set nothing, and {stands}"', None
 
     async def format(self, request: Request) -> Response:
         writer = await self.writer(request)
@@ -451,7 +479,7 @@ class WriteAPI:
                 raise
             raise UnsupportedError(refused) from None
 
-    async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], Deposit]) -> Deposit:
+    async def _streamed(self, request: Request, write: Callable[[Iterator[bytes]], _T]) -> _T:
         """Run ``write`` on a worker thread, handing it the request's body piece by piece as it arrives; a body of
         no octet is refused at its end (``400``, nothing written) unless ``allow_empty=true``."""
         _within_upload(request.headers.get("content-length"), self.max_upload)
@@ -675,12 +703,14 @@ async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
         return None
 
 
-def _created(deposit: Deposit, *, over: str | None = None) -> Response:
+def _created(deposit: Deposit, *, over: str | None = None, embargo: dict[str, Any] | None = None) -> Response:
     """``201`` and the new names; ``200`` when nothing new was stored; a replay answers as the first time. ``over``:
-    the ``Warning`` of an embargo given that is over already (:meth:`WriteAPI._over`)."""
+    the ``Warning`` of an embargo asked for and not set, and ``embargo`` its member (:meth:`WriteAPI._embargo_said`)."""
     first = str(deposit[0])
     body = {"pdi": first, "names": [str(n) for n in deposit], "version": deposit.version,
             "unchanged": deposit.unchanged, **_withdrawn_since(deposit)}
+    if embargo is not None:
+        body["embargo"] = embargo
     # as every answer writes an N2R path (a foreign id's "%23" is "%2523" there: N2R reads "%23" as the "#" of a
     # fragment), so that the Location names the document just deposited and no other
     headers = {"Location": n2r_path(first)}
