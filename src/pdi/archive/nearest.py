@@ -23,7 +23,10 @@ a hidden series is said of as one never registered):
 * the series holds no documents yet.
 
 Bounded cost: the nearest days are one statement seeking the key of
-``document_days`` (:meth:`~pdi.archive.catalog.browse.BrowsePart.nearest_days`);
+``document_days`` (:meth:`~pdi.archive.catalog.browse.BrowsePart.nearest_days`),
+sought again past each day all of whose documents are embargoed from the
+reader (so each part of the answer, "holds no documents" too, reads as if they
+did not exist; those days are among the embargoes in force, already read);
 each day named is one keyset page of ``documents_by_day`` cut at ``limit``,
 and the same unique id on a day is a look-up of the key ``(series, day,
 unique_id)``; an id in another case is one such look-up a spelling, the same id
@@ -42,7 +45,7 @@ from typing import TYPE_CHECKING, Protocol
 from rapidfuzz.distance import Levenshtein
 
 from pdi._wording import clipped
-from pdi.archive.access import HIDDEN
+from pdi.archive.access import HIDDEN, Unlisted
 from pdi.archive.results import DocumentPage, Generic, Resolved
 from pdi.errors import PDIError
 from pdi.identifier import PDI, escape_unique_id
@@ -58,6 +61,8 @@ class Holding(Protocol):
     def store(self) -> SQLStore: ...
 
     def _unreadable(self) -> dict[str, str]: ...
+
+    def _unlisted(self) -> Unlisted: ...
 
     def day_documents(self, series: str, day: datetime.date, *, after: str | None = None,
                       limit: int = 100) -> DocumentPage: ...
@@ -173,7 +178,8 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
         if found is not None and found.names:
             return Nearest("Other versions and formats of this document", tuple((n, "") for n in found.names[-limit:]))
     day = parsed.date
-    before, after = archive.store.nearest_days(series, day)
+    seen = _SeenDays(archive, series)
+    before, after = seen.nearest(day)
     absent = f"{series} holds no document '{clipped(parsed.unique_id)}' minted on {day.isoformat()}"
     if before == day and (near := _near_ids(archive, parsed, series, day)):
         return _meant(parsed, near, absent)
@@ -187,7 +193,7 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
                            tuple((n, page.titles.get(str(n), "")) for n in names),
                            f"{series} holds these documents minted on {day.isoformat()}:"
                            f" {_listed(names[:SAID_MOST], len(names) > SAID_MOST or page.after is not None)}")
-        before, _ = archive.store.nearest_days(series, day - datetime.timedelta(days=1))
+        before, _ = seen.nearest(day - datetime.timedelta(days=1))
     sides: list[tuple[datetime.date, list[tuple[PDI, str]], bool]] = []
     for side in (before, after):
         if side is None:
@@ -209,6 +215,40 @@ def nearest(archive: Holding, parsed: PDI, limit: int) -> Nearest:
                    tuple(n for _, names, _ in sides for n in names[:limit]),
                    f"a name carries the GMT day it was minted, and {series} has nothing minted on"
                    f" {day.isoformat()}, so no document '{clipped(parsed.unique_id)}'; the nearest days with documents are {said}")
+
+
+class _SeenDays:
+    """The days of one series with documents the current reader may learn of: the catalog's days, less those whose
+    every document is under an embargo in force outside what the reader may read (as
+    :meth:`~pdi.archive.browsing.Browsing.day_counts` counts them), so that a reader's message reads as if those
+    documents did not exist. A day passed over is one holding an embargoed document: the seeks are bounded by the
+    embargoes in force, already read."""
+
+    def __init__(self, archive: Holding, series: str) -> None:
+        self._store = archive.store
+        self._series = series
+        self._less: dict[datetime.date, int] = {}
+        for key, versions in archive._unlisted().embargoed.items():
+            if versions is None and key.series == series:
+                self._less[key.day] = self._less.get(key.day, 0) + 1
+
+    def _empty(self, day: datetime.date) -> bool:
+        """Whether every document of ``day`` is one the reader may not learn of."""
+        if day not in self._less:
+            return False
+        counts = self._store.day_counts(self._series, day, day)
+        return sum(c.documents for c in counts) <= self._less[day]
+
+    def nearest(self, day: datetime.date) -> tuple[datetime.date | None, datetime.date | None]:
+        """The last day up to ``day`` (``day`` itself if it has some) and the first after it with documents the
+        reader may learn of (:meth:`~pdi.archive.catalog.browse.BrowsePart.nearest_days` without the others)."""
+        before, after = self._store.nearest_days(self._series, day)
+        while before is not None and self._empty(before):
+            before = None if before == datetime.date.min else self._store.nearest_days(
+                self._series, before - datetime.timedelta(days=1))[0]
+        while after is not None and self._empty(after):
+            after = self._store.nearest_days(self._series, after)[1]
+        return before, after
 
 
 def _apart(side: datetime.date, day: datetime.date) -> str:
