@@ -112,3 +112,41 @@ def test_a_cycle_is_found_where_graphlib_finds_one_among_the_forms_the_page_reac
         objects = [n - FORM for n in found[0]]
         assert objects[0] == objects[-1] and objects[0] in reached
         assert all(b in draws[a] for a, b in itertools.pairwise(objects))
+
+
+_PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources 5 0 R >>"
+_HELLO = b"BT /F1 12 Tf 10 10 Td (Hello) Tj ET"
+_STREAM = b"<< /Length %d >>\nstream\n" % len(_HELLO) + _HELLO + b"\nendstream"
+
+
+@pytest.mark.parametrize("objects", [
+    # the page's /Resources (object 5) a reference to itself
+    [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", _PAGE, _STREAM, b"5 0 R"],
+    # the root's /Count (object 5) a reference to object 6, a reference to object 5
+    [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 5 0 R >>",
+     _PAGE.replace(b" /Resources 5 0 R", b""), _STREAM, b"6 0 R", b"5 0 R"],
+], ids=["resources-itself", "count-through-another"])
+def test_an_object_that_is_a_reference_to_itself_leaves_the_pdf_unjudged_in_its_time_not_refused(
+        tmp_path: Path, objects: list[bytes]) -> None:
+    """Found by a review: pdfminer.six's ``resolve1`` follows ``5 0 obj 5 0 R endobj`` for ever, so the checks
+    held PDFium's child until its 120 s and a PDF PDFium and poppler read at once was refused. The checks now
+    have their own time (:data:`pdi.fragments.pdf_forms.CHECK_SECONDS`): past it the PDF is not judged, and
+    its text layer is read as PDFium reads it."""
+    from pdi.fragments.pdf_forms import checked
+
+    from pdf_helpers import pdf_of
+
+    import pypdfium2
+
+    data = pdf_of(objects)
+    opened = pypdfium2.PdfDocument(data)  # PDFium itself reads it at once: one page, its text
+    try:
+        assert len(opened) == 1
+        said = opened[0].get_textpage().get_text_range()
+    finally:
+        opened.close()
+    assert "Hello" in said
+    forms, fault = checked(data, seconds=0.5)  # what was not found within its time is not judged
+    assert forms.pages == {} and fault == ""
+    layer = pdf.build_layer_index(data)  # PDFium's child, the deposit's reading: the checks' 10 s, not 120
+    assert pdf.TextLayer.from_bytes(layer).text.rstrip("\r\n") == said

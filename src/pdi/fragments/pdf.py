@@ -65,7 +65,7 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
-from pdi.fragments.pdf_forms import SelfDrawing, self_drawing
+from pdi.fragments.pdf_forms import SelfDrawing
 from pdi.fragments.pdf_pages import pages_from_bytes
 from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
@@ -316,11 +316,10 @@ def text_layer(octets: bytes) -> TextLayer:
     a refusal (:func:`load_page`)."""
     import pypdfium2 as pdfium
 
-    from pdi.fragments.pdf_tree import page_tree_fault
+    from pdi.fragments.pdf_forms import checked
 
     document = open_document(octets)
-    forms = self_drawing(octets)
-    fault = page_tree_fault(octets) or ""
+    forms, fault = checked(octets)
     pieces: list[str] = []
     boxes: array[float] = array("d")
     starts: list[int] = []

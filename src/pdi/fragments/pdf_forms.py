@@ -46,9 +46,62 @@ class SelfDrawing:
         return next(iter(self.pages.values()), None)
 
 
-def self_drawing(octets: bytes) -> SelfDrawing:
+#: The most seconds pdfminer.six is given to read a PDF for :func:`checked` (both checks, one reading): a PDF's
+#: page tree and forms read in well under a second for thousands of pages; past it (an object that is a reference
+#: to itself, which pdfminer.six's ``resolve1`` follows for ever; a broken cross-reference table that makes it
+#: scan a large file) the PDF is not judged, as one it cannot read is not, and PDFium's child limits bound it.
+CHECK_SECONDS: Final = 10.0
+
+
+class _OutOfTime(BaseException):
+    """:data:`CHECK_SECONDS` past (a ``BaseException``: no ``except Exception`` of pdfminer.six's or ours takes it)."""
+
+
+def checked(octets: bytes, seconds: float = CHECK_SECONDS) -> tuple[SelfDrawing, str]:
+    """:func:`self_drawing` and :func:`pdi.fragments.pdf_tree.page_tree_fault` (``""``: none) of the PDF ``octets``
+    from one reading of it by pdfminer.six, within ``seconds`` (timed by ``SIGALRM`` where this is the main
+    thread, as in PDFium's child; elsewhere untimed): what was not found by then is not judged (found by a
+    review: ``5 0 obj 5 0 R endobj`` as a page's ``/Resources`` held pdfminer.six until the child's 120 s, and a
+    PDF PDFium reads at once was refused)."""
+    import io
+    import signal
+    import threading
+
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+
+    from pdi.fragments.pdf_tree import page_tree_fault
+
+    def out_of_time(signum: int, frame: Any) -> None:
+        raise _OutOfTime
+
+    timed = threading.current_thread() is threading.main_thread()
+    forms, fault = SelfDrawing(), ""
+    if timed:
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        before = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        try:
+            document: Any = PDFDocument(PDFParser(io.BytesIO(octets)))
+        except Exception:  # a PDF pdfminer.six cannot read (PDFium opened it): not judged here
+            return forms, fault
+        forms = self_drawing(octets, document)
+        fault = page_tree_fault(octets, document) or ""
+    except _OutOfTime:
+        pass
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if before[0]:  # a timer someone else had set, given back what it had left (less our time, roughly)
+                signal.setitimer(signal.ITIMER_REAL, max(0.001, before[0] - seconds), before[1])
+    return forms, fault
+
+
+def self_drawing(octets: bytes, document: Any = None) -> SelfDrawing:
     """The pages of the PDF ``octets`` that draw a form that draws itself (:class:`SelfDrawing`; none where
-    pdfminer.six cannot read the PDF)."""
+    pdfminer.six cannot read the PDF). ``document``: pdfminer.six's ``PDFDocument`` of it, read already
+    (:func:`checked`), else read here (untimed: :func:`checked` bounds the time)."""
     import io
 
     from pdfminer.pdfdocument import PDFDocument
@@ -56,7 +109,8 @@ def self_drawing(octets: bytes) -> SelfDrawing:
     from pdfminer.pdfparser import PDFParser
 
     try:
-        document = PDFDocument(PDFParser(io.BytesIO(octets)))
+        if document is None:
+            document = PDFDocument(PDFParser(io.BytesIO(octets)))
         read = list(PDFPage.create_pages(document))
     except Exception:  # any refusal of pdfminer.six's: PDFium opened it, and its child's limits hold
         return SelfDrawing()

@@ -31,9 +31,10 @@ DEEPEST: Final = 1024
 MOST_NODES: Final = 2_000_000
 
 
-def page_tree_fault(octets: bytes) -> str | None:
+def page_tree_fault(octets: bytes, document: Any = None) -> str | None:
     """What makes the page tree of the PDF ``octets`` one PDFium and pdf.js read differently (``"its root's /Count
-    is 0 and it holds 1 page"``), or None."""
+    is 0 and it holds 1 page"``), or None. ``document``: pdfminer.six's ``PDFDocument`` of it, read already
+    (:func:`pdi.fragments.pdf_forms.checked`, which bounds the time), else read here."""
     import io
 
     from pdfminer.pdfdocument import PDFDocument
@@ -41,7 +42,8 @@ def page_tree_fault(octets: bytes) -> str | None:
     from pdfminer.pdftypes import PDFObjRef, resolve1
 
     try:
-        document = PDFDocument(PDFParser(io.BytesIO(octets)))
+        if document is None:
+            document = PDFDocument(PDFParser(io.BytesIO(octets)))
         root_ref = document.catalog.get("Pages")
         root = resolve1(root_ref)
     except Exception:  # a PDF pdfminer.six cannot read (PDFium opened it): not judged here
