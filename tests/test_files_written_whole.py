@@ -134,3 +134,43 @@ def test_an_output_that_names_no_file_is_said_so_not_a_traceback(archive: tuple[
     for nameless in ("", "/", str(tmp_path / "..")):
         with pytest.raises(StoreError, match="names no file"), written_whole(Path(nameless), nameless):
             pass
+
+
+def test_a_partial_file_whose_mode_cannot_be_set_is_an_error_and_removed(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review, 2026-12-02: a failed ``fchmod`` of the partial file was ignored, leaving it the umask's (or,
+    made first by another user, theirs at 0666). Now it is an error, and the file made is removed."""
+    from pdi._files import written_whole
+    from pdi.errors import StoreError
+
+    def refused(fd: int, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refused)
+    target = tmp_path / "out"
+    with pytest.raises(StoreError, match="cannot write out: Operation not permitted"), \
+            written_whole(target, "out", 0o600) as partial:
+        partial.write_bytes(b"never")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_partial_file_is_made_new_and_an_own_leftover_replaced(tmp_path: Path) -> None:
+    """The partial file is made by ``written_whole`` itself (O_EXCL), of the mode asked whatever the umask; one this
+    user left (a killed run's, of another mode, with octets in it) is removed first, not reused."""
+    from pdi._files import written_whole
+
+    target = tmp_path / "out"
+    left = tmp_path / ".out.pdi-partial"
+    left.write_bytes(b"a killed run's octets")
+    left.chmod(0o666)
+    before = os.umask(0o022)
+    try:
+        with written_whole(target, "out", 0o600) as partial:
+            assert partial == left and partial.read_bytes() == b""
+            assert stat.S_IMODE(partial.stat().st_mode) == 0o600
+            with partial.open("ab") as out:
+                out.write(TEXT)
+    finally:
+        os.umask(before)
+    assert target.read_bytes() == TEXT and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -50,10 +50,16 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
 
 
 @contextlib.contextmanager
-def written_whole(target: Path, shown: str) -> Iterator[Path]:
+def written_whole(target: Path, shown: str, mode: int | None = None) -> Iterator[Path]:
     """The path to write ``target``'s content to (``.NAME.pdi-partial`` beside it), renamed to ``target`` at the end;
     ``target`` itself when it is there and no regular file (found 2026-11-27: ``pdi get -o /dev/null``, run as
     root, replaced the device with a file of the octets, and every later ``> /dev/null`` of the machine failed).
+
+    The partial file is made here, empty, of permissions ``mode`` whatever the umask (without it, the umask's:
+    0666 less its bits), and only here: by ``O_CREAT | O_EXCL | O_NOFOLLOW``, so that no one else's file nor a
+    link of its name is written through (found in review, 2026-12-02: another local user who could write to the
+    folder made the name first, and read the export). One there already is removed only if it is this user's own regular file (a killed run's); else it is
+    refused, named. It must still be the file made here when it is renamed.
 
     An :class:`OSError` is a :class:`~pdi.errors.StoreError` naming ``shown``
     (the name as the user gave it); on any error the partial file is removed.
@@ -67,16 +73,54 @@ def written_whole(target: Path, shown: str) -> Iterator[Path]:
     if not shown or (not in_place and target.name in ("", "..")):  # "" (Path reads it "."), "/", "x/..": no file's name
         raise StoreError(f"cannot write {shown!r}: it names no file (give a file name)")
     partial = target if in_place else target.with_name(f".{target.name}.pdi-partial")
+    made: tuple[int, int] | None = None  # the partial file's device and inode, once made
     try:
-        yield partial
         if not in_place:
+            made = _make_partial(partial, mode, shown)
+        yield partial
+        if made is not None:
+            found = os.lstat(partial)
+            if (found.st_dev, found.st_ino) != made:
+                made = None  # not ours to remove
+                raise StoreError(f"cannot write {shown}: {partial} was replaced by another file while it was written;"
+                                 f" {shown} was left as it was")
             os.replace(partial, target)
     except BaseException as exc:
-        if not in_place:
-            _discard(partial)
+        if made is not None:
+            _discard(partial, made)
         if isinstance(exc, OSError):
             raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
         raise
+
+
+def _make_partial(partial: Path, mode: int | None, shown: str) -> tuple[int, int]:
+    """Make the empty file ``partial`` of permissions ``mode`` whatever the umask (``None``: the umask's), no other
+    file nor a link of its name written through; one there already removed first if it is this user's own regular
+    file. Its device and inode."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(2):
+        try:
+            fd = os.open(partial, flags, 0o666 if mode is None else mode)
+        except FileExistsError:
+            found = os.lstat(partial)
+            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+                what = "a link" if stat.S_ISLNK(found.st_mode) else "not a regular file" if not stat.S_ISREG(
+                    found.st_mode) else f"another user's file (uid {found.st_uid})"
+                raise StoreError(f"cannot write {shown}: {partial} is there and is {what}, not a partial file"
+                                 " this user left; remove it, or write elsewhere") from None
+            os.unlink(partial)  # a killed run's
+            continue
+        try:
+            if mode is not None:  # its bits the umask took given back; a failure said (an OSError)
+                os.fchmod(fd, mode)
+            found = os.fstat(fd)
+        except BaseException:
+            os.unlink(partial)
+            raise
+        finally:
+            os.close(fd)
+        return found.st_dev, found.st_ino
+    raise StoreError(f"cannot write {shown}: {partial} was made again by someone else as it was removed")
 
 
 def written_in_place(path: str | os.PathLike[str]) -> bool:
@@ -89,10 +133,13 @@ def written_in_place(path: str | os.PathLike[str]) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def _discard(partial: Path) -> None:
-    """Remove a partial file, if there is one (its folder may not exist, or not be a folder: nothing to remove)."""
+def _discard(partial: Path, made: tuple[int, int]) -> None:
+    """Remove the partial file made here (device and inode ``made``), if it is still there: no other file of its
+    name."""
     with contextlib.suppress(OSError):
-        partial.unlink(missing_ok=True)
+        found = os.lstat(partial)
+        if (found.st_dev, found.st_ino) == made:
+            partial.unlink()
 
 
 def free_room(folder: str | os.PathLike[str]) -> str:

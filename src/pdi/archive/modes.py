@@ -30,8 +30,8 @@ from typing import BinaryIO
 
 from pdi.errors import StoreError
 
-__all__ = ["EXPORT", "NEW_ARCHIVE", "Modes", "make_folder", "make_private", "modes_in", "open_private",
-           "readable_by_others"]
+__all__ = ["EXPORT", "NEW_ARCHIVE", "Modes", "make_folder", "make_own_folder", "make_private", "modes_in",
+           "open_private", "readable_by_others"]
 
 #: The mode of an archive's folder that ``pdi init`` or ``pdi restore`` makes: its owner's alone (``initdb``'s).
 NEW_ARCHIVE = 0o700
@@ -110,16 +110,32 @@ def make_private(path: Path, mode: int, *, exist_ok: bool = False) -> None:
 def open_private(path: Path | str, mode: int) -> BinaryIO:
     """``path`` opened to write (made, or one there emptied), of permissions ``mode`` whatever the umask: what is
     written in it is never readable by more than ``mode`` allows. A device or a named pipe there is written as it
-    is, its mode unchanged."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    is, its mode unchanged. A regular file there of another user, or one whose mode cannot be set, is a
+    :class:`~pdi.errors.StoreError` naming it, before anything is written (its owner could read what is)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, mode)
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            with contextlib.suppress(OSError):  # as make_folder's
+        found = os.fstat(fd)
+        if stat.S_ISREG(found.st_mode):
+            if found.st_uid != os.geteuid():
+                raise StoreError(f"cannot write {path}: it is another user's file (uid {found.st_uid}), who could"
+                                 " read what is written; remove it, or write elsewhere")
+            try:
                 os.fchmod(fd, mode)
+            except OSError as exc:
+                raise StoreError(f"cannot make {path} of mode {mode:04o}: {exc.strerror or exc}") from exc
+            os.ftruncate(fd, 0)
         return os.fdopen(fd, "wb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def make_own_folder(path: Path | str, mode: int) -> None:
+    """Make the folder ``path`` of permissions ``mode`` whatever the umask, none being there (a folder, a file or a
+    link there is a :class:`FileExistsError`): a folder no one else made nor could have opened first, set-group-ID
+    if its parent is (as :func:`make_folder`'s). A mode that cannot be set is an :class:`OSError`, not ignored."""
+    os.mkdir(path, mode)
+    os.chmod(path, mode | (os.stat(path).st_mode & stat.S_ISGID))  # the umask's bits taken back; a failure said
 
 
 #: What of a directory archive ``pdi init`` tells every local user can read (:func:`readable_by_others`).

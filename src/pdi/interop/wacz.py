@@ -531,7 +531,7 @@ def export_wacz(
                 raise StoreError(f"cannot write the WACZ to {shown}: {exc.strerror or exc}") from exc
         else:
             assert target is not None
-            with written_whole(target, shown) as partial:
+            with written_whole(target, shown, EXPORT.file) as partial:  # made its owner's alone
                 try:
                     _write_zip(partial, *args)
                 except Exception as exc:  # a full disk is said by OSError or sqlite3's

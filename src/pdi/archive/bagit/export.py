@@ -21,6 +21,7 @@ import io
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 from pdi._wording import plural
 from pdi.archive.bagit.catalog import EXPORT_FORMAT, EXPORT_VERSION, PARSES
 from pdi.archive.base import purged_meanwhile
-from pdi.archive.modes import EXPORT, make_folder, open_private
+from pdi.archive.modes import EXPORT, make_folder, make_own_folder, open_private
 from pdi.archive.naming import Namer, canonical_series, key_of, parse_pdi
 from pdi.archive.store import ListQuery, RepresentationRecord, SeriesRecord
 from pdi.errors import ImmutabilityError, IntegrityError, NotFoundError, StoreError
@@ -86,11 +87,14 @@ def export_bag(
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ImmutabilityError(f"export never overwrites: {directory} exists and is not empty")
     staging = directory.parent / f".{directory.name}.partial-{os.getpid()}"
+    made = False  # whether the staging folder is the one made here: only it is removed
     try:
-        if staging.exists():
-            shutil.rmtree(staging)
-        for folder in (staging, staging / "data", staging / "data" / "objects"):  # each its owner's alone
-            make_folder(folder, EXPORT.folder, parents=folder == staging)
+        _clear_staging(staging, directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)  # as mkdir -p: the umask's
+        make_own_folder(staging, EXPORT.folder)  # none there, its owner's alone: no one else's, nor opened before
+        made = True
+        for folder in (staging / "data", staging / "data" / "objects"):
+            make_folder(folder, EXPORT.folder)
         copying: str | None = None  # the blob being copied
         with _purged_meanwhile(archive, lambda: copying), archive.store.snapshot():
             all_series = {s.name: s for s in archive.store.list_series()}
@@ -149,9 +153,25 @@ def export_bag(
     except OSError as exc:
         raise StoreError(f"cannot write bag {directory}: {exc}") from exc
     finally:
-        if staging.exists():
+        if made and os.path.lexists(staging):
             shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+def _clear_staging(staging: Path, directory: Path) -> None:
+    """Remove the staging folder ``staging`` a killed export of this process's id left, if it is this user's own
+    folder (not a link); anything else of its name is refused, named: another user may have made it, to read
+    the bag written into it (found in review, 2026-12-02)."""
+    try:
+        found = os.lstat(staging)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():
+        what = "a link" if stat.S_ISLNK(found.st_mode) else "not a folder" if not stat.S_ISDIR(
+            found.st_mode) else f"another user's folder (uid {found.st_uid})"
+        raise StoreError(f"cannot write bag {directory}: {staging} is there and is {what}, not a partial bag this"
+                         " user left; remove it, or write elsewhere")
+    shutil.rmtree(staging)
 
 
 @contextmanager
