@@ -132,11 +132,10 @@ def test_an_object_that_is_a_reference_to_itself_leaves_the_pdf_unjudged_in_its_
     held PDFium's child until its 120 s and a PDF PDFium and poppler read at once was refused. The checks now
     have their own time (:data:`pdi.fragments.pdf_forms.CHECK_SECONDS`): past it the PDF is not judged, and
     its text layer is read as PDFium reads it."""
-    from pdi.fragments.pdf_forms import checked
+    import pypdfium2
 
     from pdf_helpers import pdf_of
-
-    import pypdfium2
+    from pdi.fragments.pdf_forms import checked
 
     data = pdf_of(objects)
     opened = pypdfium2.PdfDocument(data)  # PDFium itself reads it at once: one page, its text

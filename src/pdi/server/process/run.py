@@ -107,14 +107,14 @@ def _released(app: ASGIApp, release: bool = True, watch: _StopWatch | None = Non
 
 
 def _shutdown_watched(receive: Receive, watch: _StopWatch) -> Receive:
-    """The lifespan's ``receive``, :meth:`_StopWatch.end_if_at_work` called when it gives the shutdown: uvicorn sends
+    """The lifespan's ``receive``, :meth:`_StopWatch.end_if_still_at_work` awaited when it gives the shutdown: uvicorn sends
     it once the requests in hand have had their grace and their tasks are cancelled (a worker of several is then
     ended by the signal uvicorn raises again, its default action: the threads still at work would go unsaid)."""
 
     async def receiving() -> Message:
         message = await receive()
         if message["type"] == "lifespan.shutdown":
-            watch.end_if_at_work()
+            await watch.end_if_still_at_work()
         return message
 
     return receiving
@@ -123,8 +123,8 @@ def _shutdown_watched(receive: Receive, watch: _StopWatch) -> Receive:
 class _StopWatch:
     """A worker's bound on its own stop, armed by the first ``SIGTERM`` or ``SIGINT`` (chained before uvicorn's
     handler, :meth:`arm_on`). Once uvicorn has stopped (its grace, :data:`GRACE_SECONDS`, given to the requests in
-    hand, then their tasks cancelled), a thread still at work for one (:func:`_at_work`) ends the worker at once
-    (:meth:`end_if_at_work`); and a daemon thread ends it if it is still there :data:`STUCK_SECONDS` after the
+    hand, then their tasks cancelled), a thread still at work for one (:func:`_at_work`) :data:`STUCK_SECONDS` after
+    the signal ends the worker (:meth:`end_if_still_at_work`, :meth:`end_if_at_work`); and a daemon thread ends it if it is still there :data:`STUCK_SECONDS` after the
     signal (uvicorn waiting on something that never ends). Either says so in the log (which worker, after which
     signal, where its threads were in pdi's code) and ends it with ``os._exit`` (:data:`STUCK_STATUS`), the
     ``companions`` (``pdi serve --indexer``'s indexer, in the one process of ``--workers 1``) sent ``SIGTERM``
@@ -133,6 +133,8 @@ class _StopWatch:
     def __init__(self, companions: Callable[[], list[int]] = list) -> None:
         self.companions = companions
         self.signum: int | None = None
+        #: When the signal came (``time.monotonic``).
+        self.armed_at: float | None = None
         #: Whether uvicorn has stopped with no thread at work: the watch's thread then ends nothing.
         self.done = False
 
@@ -160,6 +162,7 @@ class _StopWatch:
         if self.signum is not None:
             return
         self.signum = signum
+        self.armed_at = time.monotonic()
         threading.Thread(target=self._watch, name="pdi stop watch", daemon=True).start()
 
     def stand_down(self) -> None:
@@ -167,11 +170,31 @@ class _StopWatch:
         self.done = True
 
     def end_if_at_work(self) -> None:
-        """Once uvicorn has stopped: the worker ended if a thread is still at work for a request (one its grace
-        did not see end), which would keep the process for ever (a thread that is no daemon is waited for)."""
+        """Once uvicorn's loop is over: the worker ended if a thread is still at work for a request once it is
+        :data:`STUCK_SECONDS` after the signal (as :meth:`end_if_still_at_work`, with no loop left to wait on)."""
+        deadline = (self.armed_at if self.armed_at is not None else time.monotonic()) + STUCK_SECONDS
         places = _at_work()
+        while places and time.monotonic() < deadline:
+            time.sleep(0.05)
+            places = _at_work()
         if places:
-            self._end(f"still at work after the {GRACE_SECONDS:g} s its requests in hand were given", places)
+            self._end(f"still at work {STUCK_SECONDS:g} s after it, once its server had stopped", places)
+
+    async def end_if_still_at_work(self) -> None:
+        """Once uvicorn has stopped: the worker ended if a thread is still at work for a request (one its grace
+        did not see end), which would keep the process for ever (a thread that is no daemon is waited for), once
+        it is still at work :data:`STUCK_SECONDS` after the signal. Until then the event loop runs (this waits on
+        it, never blocks it): a thread whose request was cancelled at the grace ends as it learns so, by the loop
+        (found by a review: a deposit's body still coming in at ``SIGTERM``, its thread waiting on the loop for
+        the next piece, was taken for one stuck, and an ordinary stop exited 1)."""
+        deadline = (self.armed_at if self.armed_at is not None else time.monotonic()) + STUCK_SECONDS
+        places = _at_work()
+        while places and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            places = _at_work()
+        if places:
+            self._end(f"still at work {STUCK_SECONDS:g} s after it, past the {GRACE_SECONDS:g} s its requests in"
+                      " hand were given", places)
 
     def _watch(self) -> None:
         time.sleep(STUCK_SECONDS)
