@@ -35,7 +35,7 @@ def test_a_run_whose_tmpdir_is_a_tmpfs_keeps_its_folders_on_disk_and_its_memo_te
     before = set(ON_DISK_TEMP.glob("pdi-tests-*"))
     with tempfile.TemporaryDirectory(dir=SHM) as shm:
         probe = Path(shm) / "where.txt"
-        env = {**os.environ, "TMPDIR": shm, "PDI_TEST_PROBE": str(probe)}
+        env = {**os.environ, "TMPDIR": shm, "TEMP_ON_DISK_PROBE": str(probe)}
         env.pop("PYTEST_XDIST_WORKER", None)
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
@@ -53,7 +53,7 @@ def test_a_run_whose_tmpdir_is_a_tmpfs_keeps_its_folders_on_disk_and_its_memo_te
 
 def test_probe_where_tmp_path_is(tmp_path: Path) -> None:
     """Run by the test above in a child pytest: writes where its ``tmp_path`` is (here, anything)."""
-    probe = os.environ.get("PDI_TEST_PROBE")
+    probe = os.environ.get("TEMP_ON_DISK_PROBE")
     assert _written_back(tmp_path) or probe is None
     if probe:
         Path(probe).write_text(str(tmp_path))

@@ -168,7 +168,8 @@ def test_pdi_init_changes_no_mode_of_an_archive_there_already_and_says_who_can_r
     done = _pdi(0o022, "init", str(root))
     assert modes_found(root) == before and mode(root) == 0o755  # nothing tightened (nor loosened) behind its back
     said = done.stderr.decode()
-    assert said.startswith(f"pdi: warning: every local user can read the archive at {root}: catalog.sqlite (0644),")
+    assert said.startswith("note: the archive was there already: left as it was\npdi: warning: every local user"
+                           f" can read the archive at {root}: catalog.sqlite (0644),")
     for shown in ("blobs (0755)", "registry.json (0644)", "sgml (0755)", "tmp (0755)"):
         assert shown in said, said
     assert "signing-key.pem" not in said  # 0600 already
@@ -190,7 +191,7 @@ def test_pdi_init_changes_no_mode_of_an_archive_there_already_and_says_who_can_r
     assert mode(root / "sgml" / "other.dtd") == 0o400  # a new file: of the rule (sgml/ is 0755: not shared)
     # the advice taken, there is nothing to say, and the archive reads as before
     subprocess.run(["chmod", "-R", "go-rwx", str(root)], check=True)
-    assert _pdi(0o022, "init", str(root)).stderr == b""
+    assert _pdi(0o022, "init", str(root)).stderr == b"note: the archive was there already: left as it was\n"  # (of the archive there, not of its modes)
     _pdi(0o022, "verify", "--archive", str(root))
 
 
@@ -199,7 +200,7 @@ def test_pdi_init_of_an_archive_closed_to_others_says_nothing_of_the_modes_insid
     root = tmp_path / "archive"
     _pdi(0o022, "init", str(root))
     (root / "catalog.sqlite").chmod(0o644)
-    assert _pdi(0o022, "init", str(root)).stderr == b""
+    assert _pdi(0o022, "init", str(root)).stderr == b"note: the archive was there already: left as it was\n"  # (of the archive there, not of its modes)
 
 
 @pytest.mark.parametrize("copy", [False, True], ids=["linked", "copied"])

@@ -244,8 +244,8 @@ def open_document(octets: bytes | memoryview) -> Any:
         raise ParseError(f"not a PDF PDFium can open (PDFium: {reason})", rule="pdf") from error
 
 
-class PageNotLoaded(ParseError):
-    """A page PDFium cannot load (:func:`load_page`)."""
+#: The ``rule`` of :func:`load_page`'s refusal of a page PDFium cannot load (a :class:`ParseError`, no kind of its own).
+PAGE_NOT_LOADED: Final = "pdf-page"
 
 
 def load_page(document: Any, index: int, forms: SelfDrawing | None = None) -> Any:
@@ -276,9 +276,9 @@ def load_page(document: Any, index: int, forms: SelfDrawing | None = None) -> An
     try:
         page = document[index]
     except pdfium.PdfiumError as error:
-        raise PageNotLoaded(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
+        raise ParseError(f"page {index + 1} of its {len(document)} is not one PDFium can load (PDFium:"
                          f" {_pdfium_reason(error)}): its page tree loops, is nested too deep, or holds no page there",
-                         rule="pdf") from error
+                         rule=PAGE_NOT_LOADED) from error
     left, bottom, right, top = page.get_bbox()
     if not (right > left and top > bottom):  # the CropBox and MediaBox share no area: the MediaBox, as pdf.js
         page.set_cropbox(-_BEYOND, -_BEYOND, _BEYOND, _BEYOND)  # clipped to the MediaBox: PDFium's (inherited,
@@ -334,8 +334,8 @@ def text_layer(octets: bytes) -> TextLayer:
             starts.append(length)
             try:
                 page = load_page(document, number, forms)
-            except PageNotLoaded:
-                if not fault:
+            except ParseError as refused:
+                if not fault or refused.rule != PAGE_NOT_LOADED:
                     raise
                 sizes.append((0.0, 0.0))  # a page of a tree no page of which is cited: no text, kept whole
                 continue

@@ -66,6 +66,7 @@ def checked(octets: bytes, seconds: float = CHECK_SECONDS) -> tuple[SelfDrawing,
     import io
     import signal
     import threading
+    import time
 
     from pdfminer.pdfdocument import PDFDocument
     from pdfminer.pdfparser import PDFParser
@@ -78,23 +79,32 @@ def checked(octets: bytes, seconds: float = CHECK_SECONDS) -> tuple[SelfDrawing,
     timed = threading.current_thread() is threading.main_thread()
     forms, fault = SelfDrawing(), ""
     if timed:
+        started = time.monotonic()
         previous = signal.signal(signal.SIGALRM, out_of_time)
         before = signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def disarm() -> None:  # (again if the alarm came while disarming: the outer except)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
     try:
         try:
-            document: Any = PDFDocument(PDFParser(io.BytesIO(octets)))
-        except Exception:  # a PDF pdfminer.six cannot read (PDFium opened it): not judged here
-            return forms, fault
-        forms = self_drawing(octets, document)
-        fault = page_tree_fault(octets, document) or ""
+            document: Any = None
+            try:
+                document = PDFDocument(PDFParser(io.BytesIO(octets)))
+            except Exception:  # a PDF pdfminer.six cannot read (PDFium opened it): not judged here
+                pass
+            if document is not None:
+                forms = self_drawing(octets, document)
+                fault = page_tree_fault(octets, document) or ""
+        finally:
+            if timed:
+                disarm()
     except _OutOfTime:
-        pass
-    finally:
         if timed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-            if before[0]:  # a timer someone else had set, given back what it had left (less our time, roughly)
-                signal.setitimer(signal.ITIMER_REAL, max(0.001, before[0] - seconds), before[1])
+            disarm()
+    if timed and before[0]:  # a timer set before (pytest-timeout's), given back what it has left
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, before[0] - (time.monotonic() - started)), before[1])
     return forms, fault
 
 
