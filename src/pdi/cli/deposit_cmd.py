@@ -302,14 +302,14 @@ def _print_deposit(deposit: Deposit, how_to_force: str, archive: Archive | None 
 
 def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
     """A note on stderr for each PDF of ``deposit`` whose page tree PDFium and pdf.js may read differently: kept
-    whole, pdi cites no page or region of it (:func:`pdi.fragments.pdf.page_tree_said`)."""
+    whole, pdi cites no page or region of it (:func:`pdi.fragments.pdf_positions.page_tree_said`)."""
     for name in deposit:
         if (name.format or "").lower() != "pdf":
             continue
         located = archive.locate(name)
         layer = archive.text_layer_of(located.record) if isinstance(located, Resolved) else None
         if layer is not None and layer.page_tree:
-            from pdi.fragments.pdf import page_tree_said
+            from pdi.fragments.pdf_positions import page_tree_said
 
             click.echo(f"note: {name}: {page_tree_said(layer.page_tree)}: pdi cites no page or region of it"
                        " (page=, rect=, viewrect=, nameddest=), only the whole PDF and passages of its text", err=True)

@@ -106,7 +106,7 @@ def _print_info(
             say(f"text-layer\t{plural(t['characters'], 'character')} on {plural(t['pages'], 'page')},"
                        f" {t['bytes']} octets in UTF-8, sha256 {t['sha256']}")
         if t.get("page_tree"):
-            from pdi.fragments.pdf import page_tree_said
+            from pdi.fragments.pdf_positions import page_tree_said
 
             say(f"page-tree\t{page_tree_said(t['page_tree'])}: no page or region of it is cited")
     elif about["stored"]["media_type"] == "application/pdf":

@@ -65,8 +65,10 @@ from pdi.errors import (
     PDIError,
     UnsupportedError,
 )
+from pdi.fragments.pdf_build import pdfium_build as _pdfium_build
 from pdi.fragments.pdf_forms import SelfDrawing
 from pdi.fragments.pdf_pages import pages_from_bytes
+from pdi.fragments.pdf_positions import cite_pages_of, page_number, viewrect_as_rect
 from pdi.fragments.pdf_region import Centres, region_characters
 from pdi.fragments.pdf_search import LINE_BREAK, MAX_SEARCH_WORDS, fold, fold_with_map, search_words
 from pdi.fragments.results import Buffer, FragmentResult, Page, Range, Region
@@ -581,35 +583,11 @@ class _HeldBoxes:
 #: Pages' boxes read lately: a reader drawing regions on a page, or a resolver asked rect after rect of it, had
 #: PDFium read the page in a new child each time (0.2 s). Held by the PDF's octets' SHA-256, the kept index's
 #: digest (None: the layer made now from the octets), the PDFium build that made the layer, the PDFium library
-#: a child would load now (:func:`_pdfium_build`: one replaced under a running resolver reads pages again) and
+#: a child would load now (:func:`~pdi.fragments.pdf_build.pdfium_build`: one replaced under a running resolver reads pages again) and
 #: the page: never one PDF's boxes for another's. At most :data:`_BOXES_HELD` octets (boxes and text), the
 #: least recently used let go; guarded by :data:`_recent_lock`.
 _boxes: OrderedDict[tuple[bytes, bytes | None, str, tuple[str, int, int, int], int], _HeldBoxes] = OrderedDict()
 _BOXES_HELD = 16 << 20
-
-
-def _pdfium_build() -> tuple[str, int, int, int]:
-    """The PDFium library a child would load now (pypdfium2_raw's, found without importing it: this process
-    never loads PDFium): its path, size, change time and inode; ("", 0, 0, 0) when it is not found."""
-    import os
-
-    global _pdfium_library
-    if _pdfium_library is None:
-        import importlib.util
-
-        spec = importlib.util.find_spec("pypdfium2_raw")
-        places = list(spec.submodule_search_locations or []) if spec is not None else []
-        libraries = [os.path.join(place, file) for place in places
-                     for file in ("libpdfium.so", "libpdfium.dylib", "pdfium.dll")]
-        _pdfium_library = next((path for path in libraries if os.path.exists(path)), "")
-    try:
-        found = os.stat(_pdfium_library)
-    except OSError:
-        return (_pdfium_library, 0, 0, 0)
-    return (_pdfium_library, found.st_size, found.st_mtime_ns, found.st_ino)
-
-
-_pdfium_library: str | None = None
 
 
 def visible_box(page: Any) -> tuple[float, float, float, float]:
@@ -657,7 +635,7 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
 
     x1, y1, x2, y2, frame = rectangle("rect", positions)
     layer = layer_of(data, index)
-    _cite_pages_of(layer, frame + 1)
+    cite_pages_of(layer, frame + 1)
     if frame >= layer.pages:
         raise NotFoundError(f"page {frame + 1} (rect frame {frame}) is not a page of this PDF: it has"
                             f" {layer.pages} (frames 0 to {layer.pages - 1})")
@@ -933,7 +911,7 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
     if scheme == "rect":
         return _evaluate_rect(positions, data, index)
     if scheme == "viewrect":
-        return dataclasses.replace(_evaluate_rect(_viewrect_as_rect(positions), data, index), scheme="viewrect")
+        return dataclasses.replace(_evaluate_rect(viewrect_as_rect(positions), data, index), scheme="viewrect")
     if scheme == "search":
         return _evaluate_search(positions, data, index)
     if scheme in ("char", "line"):
@@ -954,14 +932,14 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
         if found is None:
             raise NotFoundError(f"the PDF has no destination named {clipped(repr(positions[0]))}")
         number, at = found
-        _cite_pages_of(layer, number)
+        cite_pages_of(layer, number)
         width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
         octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
         return FragmentResult(bytes(data), media_type, False, (Range(at, at, octet, octet),),
                               scheme="nameddest", page=Page(number, layer.pages, width, height))
     if scheme == "page":
-        number = _page_number(positions)
-        _cite_pages_of(layer, number)
+        number = page_number(positions)
+        cite_pages_of(layer, number)
         if number > layer.pages:
             return FragmentResult(b"", media_type, False, (), scheme="page", past_end=True,
                                   page=Page(number, layer.pages, 0.0, 0.0))
@@ -972,47 +950,6 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
         return FragmentResult(bytes(data), media_type, False, (Range(start, end, before, before + octets),),
                               scheme="page", page=Page(number, layer.pages, width, height))
     raise UnsupportedError(f"no evaluator for fragment scheme '{clipped(str(scheme))}' on {media_type}")
-
-
-def _cite_pages_of(layer: TextLayer, number: int) -> None:
-    """Refuse page ``number`` of a PDF whose page tree PDFium and pdf.js read differently
-    (:attr:`TextLayer.page_tree`): a page cited must be the same page in any viewer."""
-    if layer.page_tree:
-        raise UnsupportedError(
-            f"pdi cites no page of this PDF (page {number} asked): {page_tree_said(layer.page_tree)}, so page"
-            f" {number} could be another page, or none, in another viewer; cite the whole PDF, or a passage of its"
-            " text (char=, line=, search=)")
-
-
-def page_tree_said(fault: str) -> str:
-    """A PDF's page tree fault (:attr:`TextLayer.page_tree`) as a deposit's note and a refusal say it."""
-    return (f"its page tree is not one PDFium (Chromium's viewer) and pdf.js (Firefox's) are sure to read alike"
-            f" ({fault})")
-
-
-_DECIMAL = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")
-
-
-def _viewrect_as_rect(positions: Sequence[object]) -> tuple[tuple[int, int], tuple[int, int], int]:
-    """RFC 8118's ``viewrect=left,top,width,height`` (and pdi's fifth position, the page from 1: the one-scheme
-    spelling of ``page=n&viewrect=…``) as ``rect``'s positions: the corners rounded outward to whole points."""
-    if len(positions) not in (4, 5):
-        raise ParseError(f"viewrect= takes left,top,width,height and an optional page, not {len(positions)}"
-                         " positions", rule="viewrect")
-    numbers: list[float] = []
-    for at, value in enumerate(positions[:4]):
-        text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
-        if not _DECIMAL.fullmatch(text):
-            raise ParseError(f"viewrect position {at + 1} ({clipped(repr(value))}) is not a number of points (at most"
-                             " 9 digits, then a decimal point, written %2E inside a PDI, and at most 6 after it)",
-                             rule="viewrect")
-        numbers.append(float(text))
-    left, top, width, height = numbers
-    if width <= 0 or height <= 0:
-        raise ParseError(f"viewrect's width and height are more than 0 (here {width:g} and {height:g})",
-                         rule="viewrect")
-    page = _page_number(positions[4:]) if len(positions) == 5 else 1
-    return ((math.floor(left), math.floor(top)), (math.ceil(left + width), math.ceil(top + height)), page - 1)
 
 
 def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | None) -> FragmentResult:
@@ -1048,14 +985,3 @@ def _evaluate_search(positions: Sequence[object], data: Buffer, index: bytes | N
         assert layer is not None
         result = evaluate_pdi("char", [start, end], layer.utf8, charset="utf-8", media_type="text/plain")
     return dataclasses.replace(result, media_type="text/plain", charset="utf-8", scheme="search")
-
-
-def _page_number(positions: Sequence[object]) -> int:
-    """The one page number of ``page=n``: a whole number from 1."""
-    if len(positions) != 1 or not isinstance(positions[0], int) or isinstance(positions[0], bool):
-        written = ",".join(f"({','.join(map(str, p))})" if isinstance(p, tuple) else str(p) for p in positions)
-        raise ParseError(f"page= takes one page number, not {clipped(repr(written))}", rule="page")
-    number = positions[0]
-    if number < 1:
-        raise ParseError(f"pages are counted from 1 (RFC 8118 §3): page={number}", rule="page")
-    return number
