@@ -248,3 +248,22 @@ def test_a_messages_page_is_headed_by_its_subject_with_its_name_under_it(
         seen = json.loads(_shown(pipe, _view(port, names["untitled"]), width, f"rough-mail-untitled-{width}.png",
                                  check=HEADING))
     assert seen == {"h1": names["untitled"], "under": None, "tab": names["untitled"]}, seen
+
+
+def test_the_problem_pages_of_a_message_id_unescaped_and_of_a_serial_on_a_wrong_day_are_shown(
+    served: tuple[int, str, dict[str, str]],
+) -> None:
+    """Shown in Chromium (screenshots looked at): a Message-ID's ``@`` left unescaped in a name given to /view
+    (as a form field decodes ``%40``) is refused saying how to write it; a serial asked on a day it was not minted
+    says there is no such document that day, naming no other document as if it were the one meant."""
+    port, _, names = served
+    message_id = "urn:pdi://records.example.us/2026/11/30/mid:m9@example%2Eorg.rfc822.1"
+    wrong_day = names["text"].replace("/2026/11/30/", "/2026/11/29/")
+    with devtools() as pipe:
+        said = _shown(pipe, _view(port, message_id), 1100, "rough-message-id-unescaped-1100.png",
+                      check="document.querySelector('main').innerText")
+        missing = _shown(pipe, _view(port, wrong_day), 1100, "rough-wrong-day-1100.png",
+                         check="document.querySelector('main').innerText")
+    assert "must be written %40" in said and "%2540" in said, said
+    assert f"{wrong_day} is not in this archive." in missing, missing
+    assert "first deposited on the nearest day, 2026-11-30" in missing, missing  # the day's documents, as such
