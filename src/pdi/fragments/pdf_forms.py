@@ -85,7 +85,7 @@ def checked(octets: bytes, seconds: float = CHECK_SECONDS) -> tuple[SelfDrawing,
 
     def disarm() -> None:  # (again if the alarm came while disarming: the outer except)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)  # (None: set outside Python)
 
     try:
         try:
