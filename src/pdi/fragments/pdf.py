@@ -635,7 +635,7 @@ def _evaluate_rect(positions: Sequence[object], data: Buffer, index: bytes | Non
 
     x1, y1, x2, y2, frame = rectangle("rect", positions)
     layer = layer_of(data, index)
-    cite_pages_of(layer, frame + 1)
+    cite_pages_of(layer.page_tree, frame + 1)
     if frame >= layer.pages:
         raise NotFoundError(f"page {frame + 1} (rect frame {frame}) is not a page of this PDF: it has"
                             f" {layer.pages} (frames 0 to {layer.pages - 1})")
@@ -932,14 +932,14 @@ def _evaluate_pdf(scheme: str, positions: Sequence[object], data: Buffer, media_
         if found is None:
             raise NotFoundError(f"the PDF has no destination named {clipped(repr(positions[0]))}")
         number, at = found
-        cite_pages_of(layer, number)
+        cite_pages_of(layer.page_tree, number)
         width, height = layer.page_sizes[number - 1] if layer.page_sizes else (0.0, 0.0)
         octet = len(layer.text[:at].encode("utf-8", "surrogatepass"))
         return FragmentResult(bytes(data), media_type, False, (Range(at, at, octet, octet),),
                               scheme="nameddest", page=Page(number, layer.pages, width, height))
     if scheme == "page":
         number = page_number(positions)
-        cite_pages_of(layer, number)
+        cite_pages_of(layer.page_tree, number)
         if number > layer.pages:
             return FragmentResult(b"", media_type, False, (), scheme="page", past_end=True,
                                   page=Page(number, layer.pages, 0.0, 0.0))

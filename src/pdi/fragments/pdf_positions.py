@@ -8,21 +8,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pdi._wording import clipped
 from pdi.errors import ParseError, UnsupportedError
 
-if TYPE_CHECKING:
-    from pdi.fragments.pdf import TextLayer
 
-
-def cite_pages_of(layer: TextLayer, number: int) -> None:
-    """Refuse page ``number`` of a PDF whose page tree PDFium and pdf.js read differently
-    (:attr:`~pdi.fragments.pdf.TextLayer.page_tree`): a page cited must be the same page in any viewer."""
-    if layer.page_tree:
+def cite_pages_of(page_tree: str, number: int) -> None:
+    """Refuse page ``number`` of a PDF whose page tree PDFium and pdf.js read differently (``page_tree``, its
+    :attr:`~pdi.fragments.pdf.TextLayer.page_tree`, "" where none is known): a page cited must be the same page in
+    any viewer."""
+    if page_tree:
         raise UnsupportedError(
-            f"pdi cites no page of this PDF (page {number} asked): {page_tree_said(layer.page_tree)}, so page"
+            f"pdi cites no page of this PDF (page {number} asked): {page_tree_said(page_tree)}, so page"
             f" {number} could be another page, or none, in another viewer; cite the whole PDF, or a passage of its"
             " text (char=, line=, search=)")
 
