@@ -227,7 +227,11 @@ def test_registry_document_errors_name_what_is_wrong(text: str, says: str) -> No
 @pytest.mark.parametrize(("text", "says"), [
     ('{"series": {"x.example.us": [1]}}', "reg.json: a resolver of x.example.us is 1, not a URL (text)"),
     ('{"series": {"x.example.us": ["x.example.org/"]}}',
-     "reg.json: a resolver of x.example.us must be an http or https URL, not schemeless: 'x.example.org/'"),
+     "reg.json: a resolver of x.example.us must be an http or https URL, beginning http:// or https:// (such as"
+     " https://pdi.example.org/), not 'x.example.org/'"),
+    # a host and port without a scheme splits as the "scheme" x.example.org: still named as having none
+    ('{"series": {"x.example.us": ["x.example.org:8080/"]}}', "beginning http:// or https:// (such as"
+     " https://pdi.example.org/), not 'x.example.org:8080/'"),
     ('{"series": {"BAD SERIES": ["http://x/"]}}', "reg.json: a series is a domain name (oma.eop.gov.us), not 'BAD SERIES'"),
     ('{"series": {}, "issued": "not a date"}', "reg.json: \"issued\" (when the registry was last edited) must be a UTC"
      " time YYYY-MM-DDTHH:MM:SSZ, not 'not a date'"),

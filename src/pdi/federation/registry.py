@@ -83,8 +83,11 @@ def base_url(url: str, where: str = "a resolver's base URL") -> str:
         parts = urlsplit(url)
     except ValueError as exc:  # an unclosed [ of an IPv6 address
         raise ParseError(f"{where} is not a URL: {exc}: {shown}", text=text, rule="base-url") from None
+    if "://" not in url:  # "example.org:8080/" splits as the scheme "example.org"
+        raise ParseError(f"{where} must be an http or https URL, beginning http:// or https:// (such as"
+                         f" https://pdi.example.org/), not {shown}", text=text, rule="base-url")
     if parts.scheme.lower() not in ("http", "https"):
-        raise ParseError(f"{where} must be an http or https URL, not {parts.scheme or 'schemeless'}: {shown}",
+        raise ParseError(f"{where} must be an http or https URL, not {parts.scheme}: {shown}",
                          text=text, rule="base-url")
     # "?" and "#" themselves, not only what follows them: urlsplit makes "http://h/?" and "http://h/#" a URL with an
     # empty query or fragment, and the resolver's "/" after them would put uri-res/ into it (a Location to h's "/")
