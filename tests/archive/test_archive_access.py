@@ -535,6 +535,50 @@ def test_a_deposit_answered_unchanged_under_embargo_until_is_refused_unless_the_
                    f" {out.strip()} is embargoed until {held} all the same\n")
 
 
+def test_an_mbox_whose_messages_were_deposited_before_under_embargo_until_exits_5_after_the_names(
+    tmp_path: Path, one_gmt_day: datetime.datetime
+) -> None:
+    # an mbox's batch is written whole, so its messages minted now are embargoed and printed; one answered
+    # unchanged (deposited before, no embargo) only warned and the command exited 0: a script believed all sealed
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    location = str(tmp_path / "archive")
+    runner = CliRunner()
+
+    def run(*argv: str, code: int = 0) -> tuple[str, str]:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == code, (argv, result.output)
+        return result.stdout, result.stderr
+
+    def message(number: int) -> bytes:
+        return (f"From a@example.org Mon Nov 30 10:00:00 2026\nFrom: a@example.org\nMessage-ID: <m{number}@example.org>"
+                f"\nSubject: {number}\n\nbody {number}\n\n").encode()
+
+    run("init")
+    run("series", "add", SEALED)
+    (tmp_path / "one.mbox").write_bytes(message(1))
+    first = run("add", str(tmp_path / "one.mbox"), "-s", SEALED)[0].split()
+    assert len(first) == 1
+    (tmp_path / "two.mbox").write_bytes(message(1) + message(2))
+    out, err = run("add", str(tmp_path / "two.mbox"), "-s", SEALED, "--embargo-until", "2100-01-01", code=5)
+    names = out.split()
+    assert len(names) == 2 and names[0] == first[0]
+    said = " ".join(err.split())
+    assert f"warning: {first[0]}: no embargo was set" in said
+    assert ("two.mbox: 1 of its 2 messages were deposited before and are not embargoed until 2100-01-01"
+            f" ({first[0]}: each said above)") in said
+    with Archive.open(location) as archive:
+        assert archive.embargo_in_force(first[0]) is None  # as said: the first message is not sealed
+        assert archive.embargo_in_force(names[1]) == "2100-01-01T00:00:00.000000Z"  # the one minted now is
+    # every message embargoed until then already: no refusal, exit 0
+    run("embargo", first[0], "--until", "2100-01-01")
+    out, err = run("add", str(tmp_path / "two.mbox"), "-s", SEALED, "--embargo-until", "2100-01-01")
+    assert out.split() == names
+    assert "exit" not in err and "not embargoed" not in err
+
+
 @given(
     st.datetimes(datetime.datetime(1970, 1, 2), datetime.datetime(2999, 12, 30)),
     st.integers(-14 * 60, 14 * 60),

@@ -253,14 +253,16 @@ def _say_if_over(embargo: str | None, archive: Archive, deposits: list[Deposit])
                    " (pdi embargo NAME --until DATE embargoes it)", err=True)
 
 
-def _refuse_unset(embargo: str | None, archive: Archive, deposit: Deposit, *, refuse: bool = True) -> None:
+def _refuse_unset(embargo: str | None, archive: Archive, deposit: Deposit, *, refuse: bool = True) -> str | None:
     """Of a deposit answered unchanged (nothing stored, so nothing embargoed) whose ``--embargo-until`` asked for an
     embargo: refuse it (exit 5, its name not printed) when the version is not embargoed until then (none in force,
     or one that ends earlier), naming what holds and how to set one, for a depositor who believed it sealed is
-    the danger; else (an embargo in force until then or later, or a moment past), or not ``refuse`` (a message of
-    an mbox, whose batch is written already), say on stderr that none was set and what holds the version."""
+    the danger; else (an embargo in force until then or later, or a moment past) say on stderr that none was set
+    and what holds the version. Not ``refuse`` (a message of an mbox, whose batch is written already): what the
+    refusal would say, printed as a warning and answered, for the caller to refuse the whole (``None`` where
+    nothing is refused)."""
     if embargo is None or not deposit.unchanged:
-        return
+        return None
     from pdi.archive.access import parse_until
     from pdi.archive.naming import timestamp
 
@@ -270,16 +272,16 @@ def _refuse_unset(embargo: str | None, archive: Archive, deposit: Deposit, *, re
     unset = f"no embargo was set: version {deposit.version} already holds these bytes, so nothing was deposited"
     if in_force is not None and in_force >= until:
         click.echo(f"note: {unset}; {name} is embargoed until {in_force} already", err=True)
-        return
+        return None
     stands = "reads as any other name" if in_force is None else f"is embargoed only until {in_force}"
     if until <= timestamp(archive.now()):
         click.echo(f"warning: an embargo until {until} is over already, and {unset}; {name} {stands}"
                    " (pdi embargo NAME --until DATE embargoes it)", err=True)
-        return
+        return None
     said = f"{name}: {unset}, and it {stands}: pdi embargo {name} --until {embargo} embargoes it"
     if not refuse:
         click.echo(f"warning: {said}", err=True)
-        return
+        return str(name)
     raise ImmutabilityError(said)
 
 
@@ -397,7 +399,10 @@ def add_cmd(
     own, format rfc822, named so, all or none (pdi docs email). It must
     begin with a From_ line (RFC 4155; blank lines before it are passed
     over): a line before it would be in no message, and is a syntax error
-    naming it (a single message is deposited with --format rfc822).
+    naming it (a single message is deposited with --format rfc822). With
+    --embargo-until, a message deposited before (answered unchanged) and
+    not embargoed until then is said on stderr, and after the names the
+    command exits 5 (the messages minted now are embargoed).
     """
     if len(files) > 1 and foreign_id is not None:
         raise click.UsageError(f"--id names one document, and {len(files)} files were given: give one FILE with"
@@ -709,12 +714,19 @@ def _add_mbox(
         # look-up a message minted now): an mbox added again with --serial mints every message again
         earlier = [archive.held_the_same_day(deposit) for deposit in deposits]
     printed = sum(_print_deposit(deposit, "pdi version --force deposits them as a new version") for deposit in deposits)
-    for deposit in deposits:
-        _refuse_unset(embargo, archive, deposit, refuse=False)
+    unsealed = [name for deposit in deposits if (name := _refuse_unset(embargo, archive, deposit, refuse=False))]
     made.extend(deposits)
     for place, deposit, held in zip(places, deposits, earlier, strict=True):
         if held is not None:
             click.echo(_second_name_warning(deposit[0], held, not serial, place), err=True)
+    if unsealed:
+        # the messages minted now are embargoed and their names printed (the batch is written: all or none), but a
+        # depositor who believed every message sealed is the danger, as of one file: exit 5, after the names
+        shown = ", ".join(unsealed[:3]) + (f" and {len(unsealed) - 3:,} more" if len(unsealed) > 3 else "")
+        raise ImmutabilityError(
+            f"{_source(file)}: {len(unsealed):,} of its {len(deposits):,} messages were deposited before and are not"
+            f" embargoed until {embargo} ({shown}: each said above); the messages minted now are: pdi embargo NAME"
+            f" --until {embargo} embargoes each of the others")
     return printed
 
 
