@@ -135,6 +135,29 @@ def test_pdi_docs_to_never_overwrites_and_then_writes_nothing(tmp_path: Path) ->
     assert (tmp_path / "pdi.service").read_bytes() == b"the operator's own unit\n"
 
 
+def test_pdi_docs_to_writes_through_no_link_put_in_a_partial_file_s_place(tmp_path: Path) -> None:
+    """Found in review, 2026-12-02: each file went first to ``.NAME.pdi-partial`` by its name, so a link put there
+    (by another user who can write to the folder) had the file written through it, over what it pointed at. Now the
+    partial file is made new (O_EXCL, O_NOFOLLOW): the link is refused, named, and nothing is written or kept."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"the writer's own file\n")
+    dest = tmp_path / "deploy"
+    dest.mkdir()
+    (dest / ".pdi.service.pdi-partial").symlink_to(victim)
+    result = invoke("deploy", "--to", str(dest))
+    assert result.exit_code != 0
+    said = " ".join(result.stderr.split())
+    assert f"{dest / '.pdi.service.pdi-partial'} is there and is a link" in said and "nothing was kept" in said
+    assert victim.read_bytes() == b"the writer's own file\n"
+    assert [p.name for p in dest.iterdir()] == [".pdi.service.pdi-partial"]
+    # a killed run's own leftover (a regular file of this user's) is no refusal: it is made again
+    (dest / ".pdi.service.pdi-partial").unlink()
+    (dest / ".pdi.service.pdi-partial").write_bytes(b"a killed run's octets")
+    assert invoke("deploy", "--to", str(dest)).exit_code == 0
+    assert (dest / "pdi.service").read_bytes() == (DEPLOY / "pdi.service").read_bytes()
+    assert sorted(p.name for p in dest.iterdir()) == sorted(p.name for p in DEPLOY.iterdir())
+
+
 def test_pdi_docs_deploy_to_run_twice_says_the_files_exist(tmp_path: Path) -> None:
     assert invoke("deploy", "--to", str(tmp_path)).exit_code == 0
     again = invoke("deploy", "--to", str(tmp_path))

@@ -166,7 +166,7 @@ def test_a_partial_file_is_made_new_and_an_own_leftover_replaced(tmp_path: Path)
     before = os.umask(0o022)
     try:
         with written_whole(target, "out", 0o600) as partial:
-            assert partial == left and partial.read_bytes() == b""
+            assert partial.samefile(left) and partial.read_bytes() == b""
             assert stat.S_IMODE(partial.stat().st_mode) == 0o600
             with partial.open("ab") as out:
                 out.write(TEXT)
@@ -174,3 +174,26 @@ def test_a_partial_file_is_made_new_and_an_own_leftover_replaced(tmp_path: Path)
         os.umask(before)
     assert target.read_bytes() == TEXT and stat.S_IMODE(target.stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_link_put_in_the_partial_file_s_place_is_not_written_through(tmp_path: Path) -> None:
+    """Found in review, 2026-12-02: the partial file was made safely (O_EXCL, O_NOFOLLOW) but its callers then
+    opened it again by its name, so another user who could write to the folder and put a link there in between had
+    the octets written through it (here into the writer's own file, truncated). Now what ``written_whole`` hands
+    back opens the file it made; the swap is found at the end, and nothing is renamed into place."""
+    from pdi._files import written_whole
+    from pdi.errors import StoreError
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"the writer's own file\n")
+    target = tmp_path / "out"
+    made = tmp_path / ".out.pdi-partial"
+    with pytest.raises(StoreError, match="was replaced by another file while it was written"), \
+            written_whole(target, "out") as partial:
+        made.unlink()
+        made.symlink_to(victim)  # another user's swap, between the making and the writing
+        with partial.open("wb") as out:
+            out.write(TEXT)
+    assert victim.read_bytes() == b"the writer's own file\n"
+    assert not target.exists()
+    assert made.is_symlink()  # the other user's link is not ours to remove

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pdi.errors import StoreError
 
-__all__ = ["descriptor_of", "free_room", "written_in_place", "written_whole"]
+__all__ = ["descriptor_of", "free_room", "make_partial", "written_in_place", "written_whole"]
 
 #: How a path names one of this process's open descriptors, once its links are followed.
 _DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/(\d+)")
@@ -74,10 +74,14 @@ def written_whole(target: Path, shown: str, mode: int | None = None) -> Iterator
         raise StoreError(f"cannot write {shown!r}: it names no file (give a file name)")
     partial = target if in_place else target.with_name(f".{target.name}.pdi-partial")
     made: tuple[int, int] | None = None  # the partial file's device and inode, once made
+    held: int | None = None  # its descriptor, kept open while it is written
     try:
         if not in_place:
-            made = _make_partial(partial, mode, shown)
-        yield partial
+            held, made = make_partial(partial, mode, shown)
+        # the file made, reopened through its descriptor (Linux's /proc/self/fd), not by its name: another user who
+        # can write to the folder and puts a link in its place before the caller opens it has nothing written
+        # through the link (found in review, 2026-12-02); where there is no /proc, its name
+        yield partial if held is None else _reopened(held, partial)
         if made is not None:
             found = os.lstat(partial)
             if (found.st_dev, found.st_ino) != made:
@@ -91,12 +95,23 @@ def written_whole(target: Path, shown: str, mode: int | None = None) -> Iterator
         if isinstance(exc, OSError):
             raise StoreError(f"cannot write {shown}: {exc.strerror or exc}") from exc
         raise
+    finally:
+        if held is not None:
+            os.close(held)
 
 
-def _make_partial(partial: Path, mode: int | None, shown: str) -> tuple[int, int]:
+def _reopened(fd: int, partial: Path) -> Path:
+    """A path that opens the file of this process's descriptor ``fd`` whatever is at its name now: Linux's
+    ``/proc/self/fd/N`` (a regular file's is opened anew, its own offset and mode); ``partial``, its name, where
+    there is no such folder."""
+    through = Path(f"/proc/self/fd/{fd}")
+    return through if through.exists() else partial
+
+
+def make_partial(partial: Path, mode: int | None, shown: str) -> tuple[int, tuple[int, int]]:
     """Make the empty file ``partial`` of permissions ``mode`` whatever the umask (``None``: the umask's), no other
     file nor a link of its name written through; one there already removed first if it is this user's own regular
-    file. Its device and inode."""
+    file. Its descriptor (open for writing, the caller's to close), device and inode."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(2):
         try:
@@ -115,11 +130,10 @@ def _make_partial(partial: Path, mode: int | None, shown: str) -> tuple[int, int
                 os.fchmod(fd, mode)
             found = os.fstat(fd)
         except BaseException:
+            os.close(fd)
             os.unlink(partial)
             raise
-        finally:
-            os.close(fd)
-        return found.st_dev, found.st_ino
+        return fd, (found.st_dev, found.st_ino)
     raise StoreError(f"cannot write {shown}: {partial} was made again by someone else as it was removed")
 
 

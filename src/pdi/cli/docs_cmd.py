@@ -11,6 +11,8 @@ from a checkout (``src/`` on the path, or an editable install), pdi reads ``docs
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from pdi._files import make_partial
 from pdi._manual import selected
 from pdi.errors import ImmutabilityError, NotFoundError, StoreError
 
@@ -120,19 +123,40 @@ def write_into(dest: Path, files: dict[str, bytes]) -> list[Path]:
             target = dest / name
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(f".{target.name}.pdi-partial")
+            # made new here and written through its descriptor, never by its name (found in review, 2026-12-02: a
+            # link another user put there was written through); then linked into place only if the name still
+            # holds the file written (its device and inode, which no other file takes while it is open), and the place
+            # only kept if it does
+            fd, written = make_partial(partial, 0o755 if octets.startswith(SCRIPT_MAGIC) else 0o644, str(target))
             try:
-                partial.write_bytes(octets)
-                partial.chmod(0o755 if octets.startswith(SCRIPT_MAGIC) else 0o644)
+                with open(fd, "wb", closefd=False) as out:
+                    out.write(octets)
+                if _identity(partial) != written:
+                    raise OSError(errno.EEXIST, "replaced by another file while it was written", str(partial))
                 os.link(partial, target)
+                if _identity(target) != written:
+                    os.unlink(target)
+                    raise OSError(errno.EEXIST, "replaced by another file while it was written", str(partial))
             finally:
-                partial.unlink(missing_ok=True)
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    if _identity(partial) == written:
+                        partial.unlink()
             made.append(target)
-    except OSError as exc:
+    except (OSError, StoreError) as exc:
         for target in made:
             target.unlink(missing_ok=True)
+        if isinstance(exc, StoreError):  # a partial file's name held by a link or another user's file: named
+            raise StoreError(f"{exc} (nothing was kept)") from exc
         where = f" {exc.filename}" if exc.filename else ""
         raise StoreError(f"cannot write into {dest}:{where} {exc.strerror or exc} (nothing was kept)") from exc
     return made
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The device and inode of ``path`` itself (a link's own, not its file's)."""
+    found = os.lstat(path)
+    return found.st_dev, found.st_ino
 
 
 @click.command("docs")
