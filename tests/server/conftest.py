@@ -28,7 +28,7 @@ from server_helpers import (
     with_replay,
 )
 
-from pdf_helpers import turned_pdf
+from pdf_helpers import tree_pdf, turned_pdf
 from pdi.archive import Archive, Content
 from pdi.mail.mbox import split_mbox
 from pdi.mail.message import head_message_id, mid_url
@@ -107,6 +107,8 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
             "askew": archive.add("library.example.us", turned_pdf(b"91"), format="pdf"),
             # /UserUnit 2: a unit of user space is 2/72 inch; pdf.js scales its viewport by it, PDFium does not
             "large": archive.add("library.example.us", turned_pdf(b"0", entries=b"/UserUnit 2"), format="pdf"),
+            # a page tree PDFium and pdf.js read differently (a /Count of 3 over 2 pages: PDFium 3, pdf.js 2)
+            "tree": archive.add("library.example.us", tree_pdf(["page", "page"], counts={2: 3}), format="pdf"),
             "sgml": archive.add("library.example.us", (DATA / "sgml" / "w3c-document-notice.html").read_bytes(), format="sgml"),
             "video": archive.add("library.example.us", (root / "clip.webm").read_bytes(), format="webm"),
             "attached": archive.add("library.example.us", (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822"),

@@ -446,3 +446,34 @@ def test_draw_a_box_stands_as_close_under_other_forms_as_other_forms_under_the_p
         forms, tools = _js(pipe, session, ROWS_ROOM)
         _shoot(pipe, session, "pdf-panel-rows.png")
     assert forms > 0 and abs(tools - forms) <= 1, (forms, tools)
+
+
+def test_a_pdf_whose_page_tree_viewers_read_differently_offers_no_page_or_box(
+        media: tuple[str, dict[str, str]]) -> None:
+    """A PDF whose page tree PDFium and pdf.js read differently (here a /Count of 3 over 2 pages: PDFium counts 3
+    pages, pdf.js 2) has no page or region cited (pdi.fragments.pdf_positions.cite_pages_of): its viewer said
+    nothing of it and offered "Draw a box", whose every box the server then refused. Now the page says why, draws
+    no box button nor region form, and a passage of its text is still marked and cited by selecting it."""
+    with devtools() as pipe:
+        session = _open(pipe, _view(media, "tree", "char=0,2"))
+        marked = _until(pipe, session, "document.getElementById('passage')")
+        time.sleep(0.5)
+        _shoot(pipe, session, "pdf-page-tree.png")
+        _js(pipe, session, "window.scrollTo(0, 0)")
+        time.sleep(0.3)
+        _shoot(pipe, session, "pdf-page-tree-note.png")
+        facts = _js(pipe, session, """(() => ({
+          count: document.querySelector('.pdf-count').innerText,
+          drawn: document.querySelectorAll('.pdf-page').length,
+          note: (document.getElementById('page-tree') || {}).innerText || '',
+          box: !!document.getElementById('pdf-box-mode'),
+          region: !!document.getElementById('pdf-region-page'),
+          passage: document.getElementById('passage') ? document.getElementById('passage').closest('.pdf-page').id : '',
+        }))()""")
+    assert marked, "the passage is not marked"
+    assert "pdi cites no page or region of this PDF" in facts["note"], facts
+    assert "its page tree is not one PDFium" in facts["note"] and "/Count is 3" in facts["note"], facts
+    assert not facts["box"] and not facts["region"], facts
+    assert facts["passage"] == "page-1"
+    # pdf.js draws the 2 pages it reads, and the count is not PDFium's 3
+    assert facts["drawn"] == 2 and "3 pages" not in facts["count"], facts

@@ -41,13 +41,25 @@ HINT = (
     + ": <code>#rect=(x1,y1),(x2,y2),f</code>, in points from the page's top-left corner, <var>f</var> the page"
     " less one (left out on page 1)."
 )
+#: The hint of a PDF of which pdi cites no page or region (its page tree read otherwise by PDFium and pdf.js).
+TEXT_HINT = (
+    scripted_or("Select text on a page to name that passage", "A passage is named")
+    + ": <code>#char=a,b</code>, the characters after the first <var>a</var> of the PDF's text up to the"
+    f" <var>b</var>th, counted from page 1 on, line ends and page turns included ({COUNTING_LINK})."
+)
 
 
-def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cite_panel: Callable[[bool], str]) -> str:
-    """The body of a PDF's page after its head: notes, the cite panel (``cite_panel(marked)``: ``marked``, whether
-    the page marks what the name's fragment names, a passage, a region or a page to open at), the box-mode button
-    and the pages' frame."""
+def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
+               cite_panel: Callable[[bool, bool], str]) -> str:
+    """The body of a PDF's page after its head: notes, the cite panel (``cite_panel(marked, regions)``: ``marked``,
+    whether the page marks what the name's fragment names, a passage, a region or a page to open at; ``regions``,
+    whether a region is offered), the box-mode button and the pages' frame.
+
+    Of a PDF whose page tree PDFium and pdf.js read differently (:attr:`pdi.fragments.pdf.TextLayer.page_tree`),
+    whose pages and regions pdi does not cite, the page says so, and offers no box nor region form: only a
+    passage of its text."""
     layer = archive.text_layer_of(whole.record)
+    regions = layer is None or not layer.page_tree
     name = str(whole.pdi)
     pdfjs = manifest()
     attributes = {
@@ -82,6 +94,14 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
                 " Cite it by page and region: "
                 + scripted_or("draw a box on a page.", "a region is named <code>#rect=(x1,y1),(x2,y2),f</code>.")
                 + "</p>")
+    elif not regions:
+        from pdi.fragments.pdf_positions import page_tree_said
+
+        note = ('<p class="note" id="page-tree">pdi cites no page or region of this PDF: '
+                + html.escape(page_tree_said(layer.page_tree))
+                + ", so a page drawn here could be another page, or none, in another viewer. A passage of its text"
+                " (<code>#char=</code>, <code>#line=</code>, <code>#search=</code>) is cited: any viewer finds the"
+                " same text.</p>")
     else:
         note = ""
     data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
@@ -103,11 +123,15 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None, cit
     # the button, the region's boxes and the pages' frame ("Loading the pages…") work only with a script:
     # needs-script, not drawn without one. The button to draw a box in the panel of names, which stays at the top of the window as the pages scroll
     # (its hint says to press it): at hand on page 14 as on page 1
-    tools = ('<p class="pdf-tools needs-script"><button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button>'
-             f' <span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as'
-             f' {"it comes" if pages == 1 else "they come"} into view</span></p>')
+    button = '<button type="button" id="pdf-box-mode" aria-pressed="false">Draw a box</button> ' if regions else ""
+    tools = (f'<p class="pdf-tools needs-script">{button}'
+             + (f'<span class="pdf-count">{pages or "its"} page{"" if pages == 1 else "s"}, drawn by pdf.js as'
+                f' {"it comes" if pages == 1 else "they come"} into view</span></p>' if regions else
+                # PDFium's count is not pdf.js's here (the note says why): the pages drawn are pdf.js's
+                '<span class="pdf-count">its pages as pdf.js reads them, drawn as they come into view</span></p>'))
     return (
-        note + cite_panel("data-page" in attributes).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1) + coords
+        note + cite_panel("data-page" in attributes, regions).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1)
+        + (coords if regions else "")
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
         f'<div id="pdf" class="pdf needs-script"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'

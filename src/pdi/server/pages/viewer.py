@@ -320,11 +320,12 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     )
     head = _heading(parsed, record) + below
     if pdf:
-        from pdi.server.pages.pdf_view import HINT, render_pdf
+        from pdi.server.pages.pdf_view import HINT, TEXT_HINT, render_pdf
 
-        def panel(marked: bool) -> str:
-            return cite_panel(HINT, forms=("annotation",), why=_WHY_PDF, idle="",
-                               written="<code>#char=a,b</code>, <code>#rect=(x1,y1),(x2,y2),f</code>",
+        def panel(marked: bool, regions: bool) -> str:
+            return cite_panel(HINT if regions else TEXT_HINT, forms=("annotation",), why=_WHY_PDF, idle="",
+                               written="<code>#char=a,b</code>"
+                                       + (", <code>#rect=(x1,y1),(x2,y2),f</code>" if regions else ""),
                                cited=opened_name(name, selected, marked))
 
         return _page(tab, head + render_pdf(archive, whole, selected, panel), SCRIPT, name=name)

@@ -600,14 +600,14 @@ SCRIPT = r"""
     const layers = {};  // page number -> {start, chars: its text's code points}, once its boxes are laid
     const pageEls = [];
     let boxMode = false, markedInView = false;
-    boxButton.addEventListener("click", function () {
+    if (boxButton) boxButton.addEventListener("click", function () {  // none where pdi cites no region of the PDF
       boxMode = !boxMode;
       boxButton.setAttribute("aria-pressed", String(boxMode));
       pdfView.classList.toggle("box-mode", boxMode);
       say(boxMode ? "Drag a box on a page to name that region." : "Select text on a page to name that passage.");
     });
     document.addEventListener("keydown", function (event) {  // Escape leaves box mode, as on a video
-      if (event.key === "Escape" && boxMode) { event.preventDefault(); boxButton.click(); }
+      if (event.key === "Escape" && boxMode && boxButton) { event.preventDefault(); boxButton.click(); }
     });
     const measure = document.createElement("canvas").getContext("2d");
     // the glyph as tall as its box and stretched to its width (the span has no width of its own: it is its glyph's),
@@ -712,7 +712,7 @@ SCRIPT = r"""
       });
       annotationForm(name);
     }
-    [pageInput].concat(corners).forEach(function (input) {
+    if (pageInput) [pageInput].concat(corners).forEach(function (input) {
       input.addEventListener("change", function () {
         if (corners.some(function (c) { return c.value === ""; })) return;
         citeRegion(Number(pageInput.value) || 1, corners.map(function (c) { return Number(c.value); }));
