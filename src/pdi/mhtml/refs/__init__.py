@@ -46,12 +46,15 @@ not), ``@import "…"`` and ``@import url(…)``, and the strings of ``image-set
 CSS escapes are decoded in ``url``.
 
 Kinds: ``src`` (img, script, input, embed, audio, video, source, track, and the
-``href``/``xlink:href`` of inline SVG's image, use and feImage), ``frame``
-(frame and iframe ``src``), ``srcset`` (one reference per candidate of ``srcset`` and
-of link ``imagesrcset``), ``stylesheet`` (link rel=stylesheet), ``icon`` (link rel=icon
-and similar), ``href`` (a, area, other links: navigation, not needed to render the
-page), ``action`` (form ``action``, button and input ``formaction``), ``ping`` (a and
-area, one reference per URL), ``refresh`` (the URL of ``<meta http-equiv=refresh>``,
+``href``/``xlink:href`` of inline SVG's image, use and feImage, and the values an SVG
+``<set>`` or ``<animate>`` of ``href`` gives one of them), ``frame`` (frame and iframe
+``src``), ``srcset`` (one reference per candidate of ``srcset`` and of link
+``imagesrcset``), ``stylesheet`` (link rel=stylesheet), ``icon`` (link rel=icon and
+similar), ``href`` (a, area, other links: navigation, not needed to render the page; and
+the values an SVG ``<set>`` or ``<animate>`` of ``href`` gives any other element, its
+``to``, ``from``, ``by`` and each item of its ``values``: a browser follows them as the
+element's link), ``action`` (form ``action``, button and input ``formaction``), ``ping``
+(a and area, one reference per URL), ``refresh`` (the URL of ``<meta http-equiv=refresh>``,
 WHATWG HTML §7.11.1), ``poster`` (video), ``data`` (object), ``background`` (the old
 ``background`` attribute), ``style-url`` (``url()`` in a ``style`` attribute, a
 ``<style>`` element, an SVG presentation attribute such as ``fill`` or a CSS part),

@@ -51,6 +51,11 @@ _ICON_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "apple-touch-ico
 
 
 _TABLE_BACKGROUND = frozenset({"body", "table", "thead", "tbody", "tfoot", "tr", "td", "th"})
+#: SVG's animation elements that set an attribute to values of their own (SMIL Animation §3.2.2): a ``<set>`` or an
+#: ``<animate>`` of ``href`` makes its element a link, or an image, to a URL no ``href`` attribute holds.
+_SVG_ANIMATIONS = frozenset({"set", "animate"})
+#: Their attributes that hold the values set (``values``: a list, separated by ``;``).
+_ANIMATION_VALUES = frozenset({"to", "from", "by", "values"})
 _SVG_URL_ATTRIBUTES = frozenset(
     {"fill", "stroke", "filter", "clip-path", "mask", "marker-start", "marker-mid", "marker-end", "cursor"}
 )
@@ -471,6 +476,18 @@ class Collector(HTMLParser):
             s, e = mapped_range(m.start(), m.end(), offsets, attr.raw_start)
             self._emit(Reference(m.group(0), s, e, kind, element))
 
+    def _add_values(self, attr: Attr, kind: str, element: str) -> None:
+        """A value that is a list separated by ``;``, each item stripped of white space (SMIL's ``values``)."""
+        if not attr.valued:
+            return
+        raw = self.text[attr.raw_start : attr.raw_end]
+        value, offsets = unescape_with_map(raw)
+        for m in re.finditer(r"[^;]+", value):
+            item = re.search(r"[^\t\n\f\r ](?:[^;]*[^\t\n\f\r ;])?", m.group(0))
+            if item is not None:
+                s, e = mapped_range(m.start() + item.start(), m.start() + item.end(), offsets, attr.raw_start)
+                self._emit(Reference(item.group(0), s, e, kind, element))
+
     def _add_refresh(self, attr: Attr, element: str) -> None:
         if not attr.valued:
             return
@@ -552,6 +569,16 @@ class Collector(HTMLParser):
                     self._add_refresh(a, name)
             elif foreign and n in _SVG_URL_ATTRIBUTES and a.valued:
                 self._css_value(a, name)
+            elif foreign and name in _SVG_ANIMATIONS and n in _ANIMATION_VALUES and self._animates_href(by_name):
+                # the animated element's link (or image, use, feImage) is these values: as its own href
+                parent = self._frames[-1][1] if self._frames else ""
+                kind = "src" if parent in _SVG_HREF_ELEMENTS else "href"
+                (self._add_values if n == "values" else self._add)(a, kind, name)
+
+    def _animates_href(self, by_name: dict[str, Attr]) -> bool:
+        """Whether an animation element's ``attributeName`` is ``href`` or ``xlink:href``."""
+        named = unescape(self._value(by_name.get("attributename")) or "").strip(" \t\n\f\r").lower()
+        return named in ("href", "xlink:href")
 
 
 
