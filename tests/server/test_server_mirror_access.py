@@ -363,3 +363,38 @@ def test_an_announcement_with_the_read_token_says_how_to_get_one_of_role_mirror(
         code, out = pdi("mirror", "sync", "--announce", "https://b.example.org", "--token-file", str(given),
                         "--archive", str(b))
         assert code == 0 and f"announced\t{PRIVATE}\tto {a_url}\tnew" in out, out
+
+
+def test_an_audit_of_a_peer_read_as_anyone_does_not_call_what_it_withholds_missing(tmp_path: Path) -> None:
+    """Found by a tester (2026-12-02): A recorded its mirror B as a peer without a token of B, and pdi mirror audit
+    said ``B=missing`` of each name embargoed at A (exit 3), which B holds and, keeping A's rules, lists to no one
+    without a token. Such a name is now said not to be compared with B, and how to compare it; a public name B
+    lacks is still a disagreement, and with a token of B every name is compared."""
+    a, names, token_file = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    withheld = ("sealed", "draft", "redraft")  # embargoed at A until 2031 (the version, the document)
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", PUBLIC, "--token-file", str(token_file), "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+    assert held(b, PUBLIC) == {names[w]: hashlib.sha256(BYTES[w]).hexdigest() for w in ("open", *withheld)}
+    with Archive.open(a) as archive:  # a public name B has not copied yet
+        late = str(archive.add(PUBLIC, b"the late minutes\n", format="text"))
+    late_digest = hashlib.sha256(b"the late minutes\n").hexdigest()
+    with serving(b) as b_url:
+        assert pdi("mirror", "add", b_url, "--series", PUBLIC, "--peer", "--archive", str(a))[0] == 0
+        code, out = pdi("mirror", "audit", "--archive", str(a))
+        assert code == 3, out
+        assert out.count("disagree\t") == 1, out
+        assert f"disagree\t{late}\there={late_digest}; {b_url}=missing" in out
+        assert f"{PUBLIC}\t5 names compared with 1 peer: 1 disagreement" in out
+        assert (f"{PUBLIC}\tread from {b_url} as anyone: 3 names private or under embargo here not listed to this"
+                f" archive, not compared (pdi mirror add {b_url} --series {PUBLIC} --peer --token-file FILE") in out
+        assert all(names[w] not in out for w in withheld), out
+        token = tmp_path / "b-token"
+        token.write_text(made_token(b, "audit-a", PUBLIC) + "\n")
+        token.chmod(0o600)
+        assert pdi("mirror", "add", b_url, "--series", PUBLIC, "--peer", "--token-file", str(token),
+                   "--archive", str(a))[0] == 0
+        code, out = pdi("mirror", "audit", "--archive", str(a))
+    assert code == 3 and out.count("disagree\t") == 1 and f"{late}\there=" in out, out
+    assert "as anyone" not in out and f"{PUBLIC}\t5 names compared with 1 peer: 1 disagreement" in out, out

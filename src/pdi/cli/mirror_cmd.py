@@ -232,7 +232,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
 @archive_option
 def mirror_audit(series: str | None, archive: str) -> None:
     """Compare this archive's digests with every origin's and peer's signed manifest (LOCKSS-style); each
-    name they disagree on prints with who holds which digest; exit 3 on any."""
+    name they disagree on prints with who holds which digest; exit 3 on any. One read without a token is not
+    compared on names private or under embargo here, which it lists to no one (said on standard error)."""
     from pdi.network.polls import audit
 
     found = 0
@@ -240,6 +241,7 @@ def mirror_audit(series: str | None, archive: str) -> None:
         names = sorted({m.series for m in opened.mirrors(series)})
         if not names:
             raise NotFoundError("no origin nor peer is recorded" + (f" for {series}" if series else "") + " (pdi mirror add)")
+        peers = {(m.series, m.base_url) for m in opened.mirrors(series) if m.role == "peer"}
         for name in names:
             report = audit(opened, name, _tell_disagreement)
             for where, why in report.unreachable:
@@ -252,6 +254,12 @@ def mirror_audit(series: str | None, archive: str) -> None:
                            f" {plural(report.disagreed, 'disagreement')}")
             else:  # the names held here alone: nothing was compared
                 click.echo(f"{name}\tno peer reached{missed}: nothing compared")
+            for where, count in report.unlisted.items():  # not disagreements: it may withhold them as this does
+                shown = clipped(shown_url(where), NAME_MOST)
+                peer = " --peer" if (report.series, where) in peers else ""
+                click.echo(f"{name}\tread from {shown} as anyone: {plural(count, 'name')} private or under embargo"
+                           f" here not listed to this archive, not compared (pdi mirror add {shown} --series"
+                           f" {name}{peer} --token-file FILE, a token of that archive, compares them)", err=True)
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
 

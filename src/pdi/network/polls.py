@@ -22,15 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from pdi._ascii import ascii_lower
 from pdi._wording import shown_url
+from pdi.archive.access import PUBLIC
 from pdi.archive.fixity import Problem
-from pdi.archive.naming import parse_pdi
+from pdi.archive.naming import parse_pdi, timestamp
 from pdi.archive.results import Generic
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
 from pdi.network.mirrors import _digest_and_size
 from pdi.network.peers import Peer, _client, peer_of, within
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
     import httpx
 
@@ -46,7 +47,8 @@ __all__ = ["AuditReport", "Disagreement", "RepairReport", "audit", "repair"]
 @dataclass
 class Disagreement:
     """A name whose digest is not the same everywhere: each archive (``here``: this one) and what it holds
-    (a SHA-256, ``missing``, or ``withdrawn``)."""
+    (a SHA-256, ``missing``, ``withdrawn``, or ``unlisted``: read as anyone, a peer did not list a name private or
+    under embargo here, which it may hold and withhold as this archive does)."""
 
     name: str
     holders: dict[str, str]
@@ -55,44 +57,51 @@ class Disagreement:
 @dataclass
 class AuditReport:
     """What an audit of ``series`` found: ``names`` compared, each archive asked (``peers``), those that could not
-    be read (``unreachable``, with why), and how many names were ``disagreed`` on (each told to the audit's
-    ``tell`` as it was found)."""
+    be read (``unreachable``, with why), how many names were ``disagreed`` on (each told to the audit's
+    ``tell`` as it was found), and, of each peer read without a token, how many names private or under embargo
+    here it did not list (``unlisted``, by base URL: not compared with it, it may withhold them as this archive
+    does)."""
 
     series: str
     names: int = 0
     peers: list[str] = field(default_factory=list)
     unreachable: list[tuple[str, str]] = field(default_factory=list)
     disagreed: int = 0
+    unlisted: dict[str, int] = field(default_factory=dict)
 
 
 #: Rows written to the audit's scratch database at once.
 _BATCH = 5_000
 
 
-def _keep(views: sqlite3.Connection, who: int, held: Iterable[tuple[str, str]]) -> None:
-    """Write ``who``'s (name, digest) pairs to ``views``, a batch at a time; a name listed twice keeps its last."""
-    batch: list[tuple[str, int, str]] = []
-    for name, digest in held:
-        batch.append((name, who, digest))
+def _keep(views: sqlite3.Connection, who: int, held: Iterable[tuple[str, str, bool]]) -> None:
+    """Write ``who``'s (name, digest, withheld) triples to ``views``, a batch at a time; a name listed twice keeps
+    its last."""
+    batch: list[tuple[str, int, str, bool]] = []
+    for name, digest, withheld in held:
+        batch.append((name, who, digest, withheld))
         if len(batch) >= _BATCH:
-            views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?)", batch)
+            views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?)", batch)
             batch.clear()
-    views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?)", batch)
+    views.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?)", batch)
 
 
-def _own(archive: Archive, series: str) -> Iterator[tuple[str, str]]:
-    """This archive's names of ``series`` and their digests (``withdrawn``), as its manifest lists them."""
+def _own(archive: Archive, series: str) -> Iterator[tuple[str, str, bool]]:
+    """This archive's names of ``series``, their digests (``withdrawn``), as its manifest lists them, and whether
+    it withholds each from anyone (its series not public, or the name under an embargo in force)."""
     after = None
+    now = timestamp(archive.now())
     while True:
         page = archive.manifest_page(series, after=after, limit=10_000)
         for entry in page.entries:
-            yield str(entry["name"]), "withdrawn" if "withdrawn" in entry else str(entry.get("sha256"))
+            withheld = page.access != PUBLIC or any(until > now for until in entry.get("embargo", {}).values())
+            yield str(entry["name"]), "withdrawn" if "withdrawn" in entry else str(entry.get("sha256")), withheld
         if page.next is None:
             return
         after = page.next
 
 
-def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]:
+def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str, bool]]:
     """The names of ``series`` ``peer``'s signed manifest lists and their digests; no name of another series (an
     origin speaks for its own series alone); a :class:`LimitError` past :data:`AUDIT_SECONDS` or
     :data:`MAX_LISTED` octets, an :class:`IntegrityError` for an entry no name or digest can be (checked as a
@@ -110,7 +119,7 @@ def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str]]
             if kept > MAX_LISTED:
                 raise LimitError(f"its signed manifest of {series} lists more than {MAX_LISTED:,} octets of names and"
                                  " digests, more than an audit keeps: given up")
-            yield checked, digest
+            yield checked, digest, False
 
 
 def _checked_entry(entry: Mapping[str, Any], series: str) -> tuple[str, str]:
@@ -158,11 +167,12 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
     report = AuditReport(records[0].series)
     whos = ["here"]  # who each row's number stands for; a peer given up keeps its number, and no row
     reached = [0]
+    anonymous: set[int] = set()  # the peers read without a token: a name withheld here may be withheld there
     strangers = set(archive.announced_peers())
     with contextlib.closing(sqlite3.connect("")) as views, _client() as client, \
             _client(public_only=True) as public:  # "": a private file on disk
         views.execute("CREATE TABLE held (name TEXT NOT NULL, who INTEGER NOT NULL, digest TEXT NOT NULL,"
-                      " PRIMARY KEY (name, who)) WITHOUT ROWID")
+                      " withheld INTEGER NOT NULL, PRIMARY KEY (name, who)) WITHOUT ROWID")
         _keep(views, 0, _own(archive, report.series))
         for record in records:
             report.peers.append(record.base_url)
@@ -175,16 +185,22 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
                 report.unreachable.append((record.base_url, str(exc)))
                 continue
             reached.append(who)
+            if record.token_source is None:
+                anonymous.add(who)
         views.commit()
         name: str | None = None
         holders: dict[int, str] = {}
-        for row_name, who, digest in views.execute("SELECT name, who, digest FROM held ORDER BY name, who"):
+        unasked: set[int] = set()
+        for row_name, who, digest, withheld in views.execute(
+                "SELECT name, who, digest, withheld FROM held ORDER BY name, who"):
             if row_name != name:
-                _told(report, name, holders, whos, reached, tell)
-                name, holders = row_name, {}
+                _told(report, name, holders, whos, reached, tell, unasked)
+                name, holders, unasked = row_name, {}, set()
                 report.names += 1
             holders[who] = digest
-        _told(report, name, holders, whos, reached, tell)
+            if withheld:  # here's row, the first of the name
+                unasked = anonymous
+        _told(report, name, holders, whos, reached, tell, unasked)
     return report
 
 
@@ -197,12 +213,16 @@ def _peer(record: MirrorRecord, strangers: set[str], client: httpx.Client, publi
 
 
 def _told(report: AuditReport, name: str | None, holders: dict[int, str], whos: list[str], reached: list[int],
-          tell: Callable[[Disagreement], None]) -> None:
-    """The disagreement on ``name``, if its ``holders`` (by number) differ or some archive reached lacks it."""
+          tell: Callable[[Disagreement], None], unasked: Collection[int] = ()) -> None:
+    """The disagreement on ``name``, if its ``holders`` (by number) differ or some archive reached lacks it; one of
+    ``unasked`` (read as anyone, and ``name`` withheld here) that does not list it is ``unlisted``, no holding."""
     if name is None:
         return
-    view = {whos[who]: holders.get(who, "missing") for who in reached}
-    if len(set(view.values())) > 1:
+    view = {whos[who]: holders.get(who, "unlisted" if who in unasked else "missing") for who in reached}
+    for who in reached:
+        if who in unasked and who not in holders:
+            report.unlisted[whos[who]] = report.unlisted.get(whos[who], 0) + 1
+    if len({held for held in view.values() if held != "unlisted"}) > 1:
         report.disagreed += 1
         tell(Disagreement(name, view))
 
