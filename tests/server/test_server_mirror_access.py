@@ -398,3 +398,36 @@ def test_an_audit_of_a_peer_read_as_anyone_does_not_call_what_it_withholds_missi
         code, out = pdi("mirror", "audit", "--archive", str(a))
     assert code == 3 and out.count("disagree\t") == 1 and f"{late}\there=" in out, out
     assert "as anyone" not in out and f"{PUBLIC}\t5 names compared with 1 peer: 1 disagreement" in out, out
+
+
+def test_a_repair_from_a_peer_read_as_anyone_says_why_an_embargoed_name_is_not_listed(tmp_path: Path) -> None:
+    """Found by a tester (2026-12-02): A's blob of a name embargoed at A, damaged, was left unrepaired with
+    ``its signed manifest does not list … with sha256 …`` of B, its mirror, which holds it and lists it to no one
+    without a token of B. The refusal now says B was read as anyone and how to read it; with a token of B,
+    the blob is repaired from B."""
+    from support.stored_blobs import damage
+
+    a, names, token_file = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", PUBLIC, "--token-file", str(token_file), "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+    sealed = hashlib.sha256(BYTES["sealed"]).hexdigest()
+    with Archive.open(a) as archive:
+        damage(archive, sealed, "alter")
+    with serving(b) as b_url:
+        assert pdi("mirror", "add", b_url, "--series", PUBLIC, "--peer", "--archive", str(a))[0] == 0
+        code, out = pdi("verify", "--repair", "--archive", str(a))
+        assert code == 3 and f"altered\t{names['sealed']}" in out, out
+        assert (f"unrepaired\t{names['sealed']}\t{b_url}: its signed manifest does not list {names['sealed']}"
+                f" (read as anyone: a name private or under embargo there is not listed to this archive; pdi mirror"
+                f" add {b_url} --series {PUBLIC} --peer --token-file FILE, a token of that archive, reads it)") in out, out
+        token = tmp_path / "b-token"
+        token.write_text(made_token(b, "repair-a", PUBLIC) + "\n")
+        token.chmod(0o600)
+        assert pdi("mirror", "add", b_url, "--series", PUBLIC, "--peer", "--token-file", str(token),
+                   "--archive", str(a))[0] == 0
+        code, out = pdi("verify", "--repair", "--archive", str(a))
+    assert code == 0 and f"repaired\t{names['sealed']}\tfrom {b_url}, checked against its signed manifest" in out, out
+    with Archive.open(a) as archive:
+        assert archive.get(names["sealed"]).data == BYTES["sealed"]

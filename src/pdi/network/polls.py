@@ -257,6 +257,9 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
                     try:
                         peer = _peer(record, strangers, client, public)
                         done = _repair_from(archive, peer, name, problem.sha256, parsed.date)
+                    except _Unlisted as exc:
+                        why.append(f"{shown_url(record.base_url)}: {exc}" + _as_anyone(record))
+                        continue
                     except PDIError as exc:
                         why.append(f"{shown_url(record.base_url)}: {exc}")
                         continue
@@ -271,8 +274,24 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
     return report
 
 
+class _Unlisted(NotFoundError):
+    """A peer's signed manifest does not list the name a repair asked for at all."""
+
+
+def _as_anyone(record: MirrorRecord) -> str:
+    """What to add to a peer's refusal when ``record`` reads it without a token: it lists no name private or under
+    embargo there, which it may hold (the names a mirror keeps under its origin's rules), and how to read them."""
+    if record.token_source is not None:
+        return ""
+    peer = " --peer" if record.role == "peer" else ""
+    return (f" (read as anyone: a name private or under embargo there is not listed to this archive; pdi mirror add"
+            f" {shown_url(record.base_url)} --series {record.series}{peer} --token-file FILE, a token of that archive,"
+            " reads it)")
+
+
 def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any) -> str | None:
-    """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest."""
+    """Put the blob ``sha256`` right from ``peer`` if its signed manifest lists ``name`` with that digest (an
+    :class:`_Unlisted` if it does not list ``name`` at all)."""
     listed = None
     pages = peer.manifest(parse_pdi(name).series_name.lower(), day=None if day is None else day.isoformat())
     too_long = f"searching {peer.base}'s manifest for {name} took more than {REPAIR_SECONDS:g} s: given up"
@@ -280,7 +299,9 @@ def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any)
         listed = next((e for e in page.names if e.get("name") == name), None)
         if listed is not None:
             break
-    if listed is None or listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
+    if listed is None:
+        raise _Unlisted(f"its signed manifest does not list {name}")
+    if listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
     located = archive.locate(name)
     size = 0 if isinstance(located, Generic) else located.record.size  # what the catalog recorded: never more
