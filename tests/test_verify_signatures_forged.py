@@ -169,3 +169,33 @@ def test_a_manifest_of_a_day_with_no_names_is_signed_and_said(tmp_path: Path) ->
     assert code == 0 and said == "checked 1 manifest listing 0 names: 0 problems\n", said
     every = CliRunner().invoke(cli, ["manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", archive])
     assert every.exit_code == 0 and every.stderr == "", every.output  # a manifest that lists names says nothing
+
+
+def test_a_key_file_written_by_pdi_keys_show_is_refused_saying_what_to_give(tmp_path: Path) -> None:
+    """Found by a tester following docs/how-to/signatures.md and federation.md (2026-12-02): ``pdi keys show >
+    FILE`` writes the JWK, then ``x`` and ``kid`` lines, and ``--key FILE`` (or ``pdi serve --registry-key FILE``)
+    said only "FILE is not JSON: Extra data: line 2 column 1". The refusal now says what to give (a JWK or a JWK
+    set, ``pdi keys show --jwks``); given so, the same check passes."""
+    archive = str(tmp_path / "a")
+    for argv in (("init", archive), ("keys", "init", "--archive", archive), ("series", "add", SERIES, "--archive", archive)):
+        assert _pdi(*argv)[0] == 0, argv
+    written = tmp_path / "series.jws"
+    assert _pdi("manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", archive)[0] == 0
+    shown = tmp_path / "a-key"
+    code, out = _pdi("keys", "show", "--archive", archive)
+    assert code == 0 and len(out.splitlines()) == 3, out  # the JWK, then x and kid
+    shown.write_text(out)
+    registry = tmp_path / "registry.jws"
+    code, out = _pdi("registry", "show", "--jws", "--archive", archive)
+    assert code == 0, out
+    registry.write_text(out)
+    hint = ("give a JWK or a JWK set, inline or in a file (pdi keys show --jwks prints an archive's key set; its first"
+            " line, without --jwks, is the JWK)")
+    for argv in (("verify", "--signatures", str(written), "--key", str(shown), "--archive", archive),
+                 ("serve", "--registry", str(registry), "--registry-key", str(shown), "--archive", archive)):
+        code, said = _pdi(*argv)
+        assert code == 1 and said.startswith(f"pdi: syntax error: {shown} is not JSON") and hint in said, (argv, said)
+    keys = tmp_path / "a-keys.json"
+    keys.write_text(_pdi("keys", "show", "--jwks", "--archive", archive)[1])
+    code, said = _pdi("verify", "--signatures", str(written), "--key", str(keys), "--archive", archive)
+    assert code == 0 and "checked 1 manifest listing 0 names: 0 problems" in said, said

@@ -215,18 +215,28 @@ def load_keys(given: str, where: str = "--registry-key", *, seconds: float = FET
     """The Ed25519 keys of a JWK or JWK set given inline (``{…}``), in a file, or at an http(s) URL (fetched
     within ``seconds``, redirects followed: from a public address, to public ones only)."""
     if given.lstrip().startswith("{"):
-        return parse_jwks(given, where)
+        return _given_keys(given, where)
     if urlsplit(given).scheme in ("http", "https"):
         data, _ = fetch_bounded(given, MAX_JWKS, "the key set", seconds=seconds, timeout=timeout,
                                 follow_redirects=True)
         return parse_jwks(data, shown_url(given))
     try:
         with open(given, "rb") as f:
-            return parse_jwks(f.read(MAX_JWKS + 1), given)
+            return _given_keys(f.read(MAX_JWKS + 1), given)
     except FileNotFoundError as exc:
         raise NotFoundError(f"{where} {given}: no such file (give a JWK, a file holding one, or a URL)") from exc
     except OSError as exc:
         raise StoreError(f"cannot read {where} {given}: {exc.strerror}") from exc
+
+
+def _given_keys(text: str | bytes, where: str) -> list[PublicKey]:
+    """:func:`parse_jwks` of a key the operator gave (inline, or a file); a :class:`ParseError` that also says what
+    to give: ``pdi keys show > FILE`` writes a JWK and then two more lines, which are no JSON."""
+    try:
+        return parse_jwks(text, where)
+    except ParseError as exc:
+        raise ParseError(f"{exc.reason}: give a JWK or a JWK set, inline or in a file (pdi keys show --jwks prints"
+                         " an archive's key set; its first line, without --jwks, is the JWK)", rule="jwk") from None
 
 
 def _issued_at(issued: str | None) -> datetime.datetime:
