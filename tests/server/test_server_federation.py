@@ -494,3 +494,30 @@ def _shown_in_chromium(url: str, name: str, element: str = "later-capture", word
     shots.mkdir(parents=True, exist_ok=True)
     (shots / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
     assert note["result"]["value"] is True, f"the note {element} is not shown"
+
+
+def test_a_legacy_name_answered_by_a_capture_is_not_cached_as_immutable(tmp_path: Path) -> None:
+    """Found by a tester following docs/how-to/federation.md (2026-12-02): I2R of a 1990s name answered from a
+    later capture held here carried the capture's ``Cache-Control: public, max-age=31536000, immutable``, so a
+    browser or a shared cache kept that capture for a year as the name's answer; a capture of the name's own day
+    deposited later answers it instead (RFC 9111 §5.2.2.1: max-age is how long the answer stays fresh). It is
+    kept 60 s, as a redirect elsewhere is; the capture's own N2R stays immutable."""
+    location = tmp_path / "d"
+    clock = Clock(datetime.datetime(2026, 11, 20, tzinfo=datetime.UTC))
+    with Archive.init(str(location), clock=clock) as archive:
+        archive.add_series("d.example.us")
+        later = _deposit_at(archive, clock, "2026-11-21T10:00:00", "d.example.us", b"<h1>Later</h1>", HOME)
+    with serving(location) as (_, port):
+        base = f"http://127.0.0.1:{port}/"
+        first = get(f"{base}uri-res/I2R?{LEGACY_HOME}")
+        assert first.status_code == 200 and first.content == b"<h1>Later</h1>", first.text
+        assert first.headers["pdi-capture"] == f"later; asked=1994-10-20; captured={later}"
+        assert first.headers["cache-control"] == "public, max-age=60"
+        own = get(first.headers["content-location"])
+        assert own.content == b"<h1>Later</h1>" and own.headers["cache-control"] == "public, max-age=31536000, immutable"
+        with Archive.open(str(location), clock=clock) as archive:
+            same = _deposit_at(archive, clock, "1994-10-20T12:00:00", "d.example.us", b"<h1>Unveiled</h1>", HOME)
+        again = get(f"{base}uri-res/I2R?{LEGACY_HOME}", **{"Cache-Control": "no-cache"})
+    assert again.status_code == 200 and again.content == b"<h1>Unveiled</h1>", again.text
+    assert again.headers["pdi-capture"] == f"same-day; asked=1994-10-20; captured={same}"
+    assert again.headers["cache-control"] == "public, max-age=60"

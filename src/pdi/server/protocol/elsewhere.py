@@ -160,6 +160,10 @@ class Elsewhere:
         # a capture held here: its bytes read as every N2R's are, within the resolver's limits
         answer = await self.resolver.work.run(self.resolver.n2r, found.name, base, dict(request.headers))
         answer.headers.update({**found.about, "Content-Location": n2r_url(base, found.name)})
+        if "immutable" in answer.headers.get("Cache-Control", ""):
+            # the capture's bytes never change, but which capture answers the name does: one nearer its day may
+            # be deposited or imported later, so kept as long as a redirect elsewhere is, not for a year
+            answer.headers["Cache-Control"] = f"public, max-age={ELSEWHERE_MAX_AGE}"
         return answer
 
     def _near(self, error: NotFoundError, name: str) -> NotFoundError:
