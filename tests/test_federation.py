@@ -456,6 +456,27 @@ def test_naptr_leaves_out_a_resolver_at_an_address_that_is_not_public() -> None:
     assert len(every) == len(hosts)
 
 
+def test_a_resolver_the_dns_names_at_an_address_that_is_not_public_is_left_out_and_said(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Found by a tester following docs/how-to/federation.md on one machine (2026-12-02): a record naming
+    ``http://127.0.0.1:8310/`` without ``--dns-private`` left the resolver out silently (a 404 saying only that
+    the series is not held here), where each record skipped for another reason is said in the log. Now it is
+    said too, naming the resolver, the domain, why, and --dns-private; a public one is kept and not said."""
+    import logging
+
+    records = ["--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://127.0.0.1:8310/!",
+               "--naptr-record=a.example.us,100,20,U,THTTP+N2R,!^.*$!http://10.0.0.5:6379/!",
+               "--naptr-record=a.example.us,100,30,U,THTTP+N2R,!^.*$!http://r.example.org/!"]
+    with dnsmasq(records) as node, caplog.at_level(logging.INFO, logger="pdi.federation"):
+        found = NaptrFinder(node.server).services("a.example.us", URN)
+    assert [s.base for s in found] == ["http://r.example.org/"]
+    said = [record.getMessage() for record in caplog.records if record.name == "pdi.federation"]
+    assert ("pdi: the DNS names http://127.0.0.1:8310/ for a.example.us, at an address that is not public (loopback):"
+            " left out, as a stranger's zone may name this network (pdi serve --dns-private asks it)") in said, said
+    assert any("http://10.0.0.5:6379/" in line and "(private (RFC 1918))" in line for line in said), said
+    assert not any("r.example.org" in line for line in said), said
+
+
 def test_naptr_of_an_unknown_domain_is_none() -> None:
     with dnsmasq([]) as node:
         assert NaptrFinder(node.server).services("nobody.example.us", URN) == []

@@ -300,7 +300,16 @@ class NaptrFinder:
 
         from pdi._addresses import host_not_public
 
-        return [service for service in found if host_not_public(urlsplit(service.base).hostname or "") is None]
+        kept = []
+        for service in found:
+            why = host_not_public(urlsplit(service.base).hostname or "")
+            if why is None:
+                kept.append(service)
+            else:  # said, as every record skipped is: on one machine, the guide's record names 127.0.0.1
+                log.info("pdi: the DNS names %s for %s, at an address that is not public (%s): left out, as a"
+                         " stranger's zone may name this network (pdi serve --dns-private asks it)",
+                         clipped(service.base, 200), clipped(start, 200), why)
+        return kept
 
     def _follow(self, domain: str, urn: str, hops: int, found: list[Service], budget: list[float],
                 failures: list[str]) -> None:
