@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,23 @@ from pdi.errors import AccessError, ImmutabilityError, NotFoundError, ParseError
 
 S = "oma.eop.gov.us"
 SEALED = "court.example.us"
+
+
+def _cli(location: str) -> Callable[..., tuple[str, str]]:
+    """``run(*argv, code=0)``: ``pdi *argv --archive location`` by click's runner, its exit status asserted; its
+    standard output and error."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+
+    runner = CliRunner()
+
+    def run(*argv: str, code: int = 0) -> tuple[str, str]:
+        result = runner.invoke(cli, [*argv, "--archive", location])
+        assert result.exit_code == code, (argv, result.output)
+        return result.stdout, result.stderr
+
+    return run
 SUB = "family.court.example.us"
 
 
@@ -277,17 +295,8 @@ def test_an_embargo_is_shortened_only_with_shorten_and_each_change_is_audited_wi
     """The trial's second case: pdi embargo VERSION --until an earlier date than the version's embargo in force is
     refused (exit 5) naming both dates, and changes nothing; with --shorten it is done; a later date needs no word.
     Each change's audit entry names the date before and after."""
-    from click.testing import CliRunner
-
-    from pdi.cli import cli
-
     location = str(tmp_path / "archive")
-    runner = CliRunner()
-
-    def run(*argv: str, code: int = 0) -> tuple[str, str]:
-        result = runner.invoke(cli, [*argv, "--archive", location])
-        assert result.exit_code == code, (argv, result.output)
-        return result.stdout, result.stderr
+    run = _cli(location)
 
     run("init")
     run("series", "add", S)
@@ -487,18 +496,9 @@ def test_a_deposit_answered_unchanged_under_embargo_until_is_refused_unless_the_
     # found by a reviewer: `pdi add --id Case_9 --embargo-until 2100-01-01` of bytes deposited already exited 0
     # saying only "unchanged", the document still public; and under an embargo until 2099, --embargo-until of a
     # day past warned "what was deposited reads as any other name", where it answered 403 until 2099
-    from click.testing import CliRunner
-
-    from pdi.cli import cli
-
     location = str(tmp_path / "archive")
-    runner = CliRunner()
+    run = _cli(location)
     yesterday = (one_gmt_day.date() - datetime.timedelta(days=1)).isoformat()
-
-    def run(*argv: str, code: int = 0) -> tuple[str, str]:
-        result = runner.invoke(cli, [*argv, "--archive", location])
-        assert result.exit_code == code, (argv, result.output)
-        return result.stdout, result.stderr
 
     run("init")
     run("series", "add", SEALED)
@@ -540,17 +540,8 @@ def test_an_mbox_whose_messages_were_deposited_before_under_embargo_until_exits_
 ) -> None:
     # an mbox's batch is written whole, so its messages minted now are embargoed and printed; one answered
     # unchanged (deposited before, no embargo) only warned and the command exited 0: a script believed all sealed
-    from click.testing import CliRunner
-
-    from pdi.cli import cli
-
     location = str(tmp_path / "archive")
-    runner = CliRunner()
-
-    def run(*argv: str, code: int = 0) -> tuple[str, str]:
-        result = runner.invoke(cli, [*argv, "--archive", location])
-        assert result.exit_code == code, (argv, result.output)
-        return result.stdout, result.stderr
+    run = _cli(location)
 
     def message(number: int) -> bytes:
         return (f"From a@example.org Mon Nov 30 10:00:00 2026\nFrom: a@example.org\nMessage-ID: <m{number}@example.org>"
