@@ -9,6 +9,7 @@ Each hit is checked against Python alone (``str.find`` in the text).
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -72,6 +73,44 @@ def test_pdi_init_says_on_stderr_when_the_database_folds_only_ascii(pg_cluster: 
             assert line.startswith("pdi: warning: the database's LC_CTYPE is C: its full-text search folds only ASCII"
                                    " letters to lower case, so pdi search école does not find École;"), line
             assert "--lc-ctype C.UTF-8" in line and "pdi restore DEST --to" in line, line
+
+
+def test_pdi_restore_says_on_stderr_when_the_database_restored_to_folds_only_ascii(
+    pg_cluster: TemporaryCluster, tmp_path: Path
+) -> None:
+    """``pg_restore`` keeps no database's character type: a backup of an archive in a database made as the guide
+    says, restored into one made by a bare ``createdb`` (``LC_CTYPE`` ``C`` in the tests' cluster, as in any cluster
+    made ``--locale=C``), searched as ASCII only, and ``pdi restore`` said only "restored" (found following
+    docs/how-to/backup.md, 2026-12-02, whose restore line then said "createdb pdi" first). Now it says so as
+    ``pdi init`` does, naming the backup to restore again; restored into a UTF-8 one, nothing. The warning is
+    true: a deposit in the restored ``C`` database is not found by ``école``, in the other it is."""
+    from click.testing import CliRunner
+
+    from pdi.archive.backup import backup
+    from pdi.cli import cli
+
+    made = _database(pg_cluster, "C.UTF-8")
+    with Archive.init(made) as archive:
+        archive.add_series(S)
+        archive.add(S, TEXT.encode(), format="text")
+    backup(made, tmp_path / "b")
+    for ctype, warned in (("C", True), ("C.UTF-8", False)):
+        url = _database(pg_cluster, ctype)
+        result = CliRunner().invoke(cli, ["restore", str(tmp_path / "b"), "--to", url])
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("restored the postgres archive to ") and result.stdout.count("\n") == 1
+        lines = result.stderr.splitlines()
+        if warned:
+            [line] = lines
+            assert line.startswith("pdi: warning: the database's LC_CTYPE is C: its full-text search folds only ASCII"
+                                   " letters to lower case, so pdi search école does not find École;"), line
+            assert "--lc-ctype C.UTF-8" in line and f"pdi restore {tmp_path / 'b'} --to its URL" in line, line
+        else:
+            assert lines == [], result.stderr
+        with Archive.open(url) as restored:
+            name = restored.add(S, TEXT.encode(), format="text")
+            found = [str(h.name).split("#")[0] for h in restored.search("école").hits]
+            assert (str(name) in found) != warned, (ctype, found)
 
 
 def test_a_search_finding_nothing_says_why_where_the_database_folds_only_ascii(pg_cluster: TemporaryCluster) -> None:

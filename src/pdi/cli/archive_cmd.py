@@ -159,13 +159,14 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
                 "left as it was" if found == reached else f"migrated from schema version {found} to {reached}"),
                 err=True)
         _tell_open_to_others(opened.location)
-        _tell_case_folding(opened)
+        tell_case_folding(opened)
 
 
-def _tell_case_folding(opened: Archive) -> None:
+def tell_case_folding(opened: Archive, *, restored_from: str | None = None) -> None:
     """Say on stderr when the PostgreSQL database of ``opened`` folds only ASCII letters to lower case in its full-text
     search (its ``LC_CTYPE`` is ``C``): its ``pdi search`` then tells ``École`` from ``école``, where SQLite's does not,
-    and only a database made with another character type mends it."""
+    and only a database made with another character type mends it. ``restored_from``: the backup ``pdi restore`` has
+    just restored there, which the advice then names."""
     from pdi.archive.catalog.opening import is_postgres_url
 
     if not is_postgres_url(opened.location):
@@ -175,10 +176,13 @@ def _tell_case_folding(opened: Archive) -> None:
         return
     ctype, folds = folding
     if not folds:
+        move = ("and move the archive there (pdi backup DEST, then pdi restore DEST --to its URL)"
+                if restored_from is None else
+                f"and restore the backup there instead (pdi restore {shlex.quote(restored_from)} --to its URL)")
         click.echo(f"pdi: warning: the database's LC_CTYPE is {ctype}: its full-text search folds only ASCII letters to"
                    " lower case, so pdi search école does not find École; make a database with a UTF-8 one (createdb"
-                   " --template template0 --lc-ctype C.UTF-8) and move the archive there (pdi backup DEST, then pdi"
-                   " restore DEST --to its URL); pdi docs reference/postgresql, 'Its character type'", err=True)
+                   f" --template template0 --lc-ctype C.UTF-8) {move}; pdi docs reference/postgresql, 'Its character"
+                   " type'", err=True)
 
 
 def _tell_open_to_others(location: str) -> None:

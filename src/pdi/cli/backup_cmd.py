@@ -11,7 +11,7 @@ import click
 
 from pdi._wording import plural
 from pdi.archive import resolve_location
-from pdi.cli.archive_cmd import archive_option, progress_bar
+from pdi.cli.archive_cmd import archive_option, progress_bar, tell_case_folding
 
 
 @click.command("backup")
@@ -83,7 +83,8 @@ def restore_cmd(source: str, to: str | None, link: bool, blobs: str | None) -> N
     them when on the same file system), the keys and the registry the
     backup holds, then the catalog (SQLite's backup API, renamed into place
     last). PostgreSQL: pg_restore into the empty database --to names (made
-    beforehand: createdb). Blobs kept in S3 that the bucket has lost are
+    beforehand: createdb; one whose LC_CTYPE is C, where the search folds
+    only ASCII letters, is said on stderr). Blobs kept in S3 that the bucket has lost are
     uploaded again from SRC/blobs; with --blobs, all of them into another
     bucket, which the restored archive then records (a restore drill beside
     a live archive must use its own bucket: two archives sharing one would
@@ -113,6 +114,11 @@ def restore_cmd(source: str, to: str | None, link: bool, blobs: str | None) -> N
                    f" exit 8), or run pdi init --archive {shlex.quote(where)} to migrate it here")
     else:  # a command to copy into a shell: a postgresql:// URL's ? and & quoted
         click.echo(f"{restored}; now run: pdi verify --archive {shlex.quote(where)}")
+        if done.kind == "postgres":  # pg_restore keeps no database's character type: --to's own is what searches
+            from pdi.archive import Archive
+
+            with Archive.open(where) as opened:
+                tell_case_folding(opened, restored_from=source)
 
 
 def register(cli: click.Group) -> None:
