@@ -86,6 +86,57 @@ def test_a_catalog_gone_under_the_resolver_is_a_503_without_its_url_and_the_log_
     assert "storage error answering 127.0.0.1 (GET /api/resolve)" in logged and str(cluster.directory) in logged
 
 
+def test_a_catalog_gone_as_the_answer_cache_or_a_token_asks_it_is_a_503_not_a_bug(
+        cluster: TemporaryCluster) -> None:
+    """What a resolver meets before any route runs: the answer cache asking the catalog whether a name was withdrawn
+    (an N2R or N2L once the cache's 2 s are past), and a token looked up (on the resolver and on the replay origin).
+    Found following docs/how-to/operate.md with the catalog's server stopped (2026-12-02): those were the bare 500
+    of a bug ("the resolver failed on this request (StoreError)"), uncounted in ``pdi_store_errors_total``, a
+    traceback in the log, where the same catalog failing in a route is a 503 saying to ask again. Each is now that
+    503, with ``Retry-After``, counted, and a line of the log naming the request."""
+    import re
+
+    url = cluster.url()
+    with Archive.init(url) as archive:
+        archive.add_series(S)
+        name = str(archive.deposit(S, [Content(b"a ruling\n", "text")])[0])
+        _, token = archive.add_token("reader", role="read")
+    process, port, first = start_serve(url, "--workers", "1", "--replay-port", "0", "--metrics-token", "t0ken",
+                                       start_new_session=True)
+    replay = re.search(r"replay at http://127\.0\.0\.1:([0-9]+)/", first)
+    assert replay is not None, first
+    lines: list[str] = []
+    assert process.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    base = f"http://127.0.0.1:{port}"
+    bearer = {"Authorization": f"Bearer {token}"}
+    try:
+        wait_answering(process, f"{base}/api/series")
+        assert httpx.get(f"{base}/uri-res/N2R?{name}", timeout=60).text == "a ruling\n"  # kept by the cache
+        assert httpx.get(f"{base}/api/ls", headers=bearer, timeout=60).status_code == 200
+        cluster.halt()
+        time.sleep(2.5)  # past the cache's REVALIDATE_SECONDS: the next N2R asks the catalog first
+        answers = [httpx.get(f"{base}/uri-res/N2R?{name}", timeout=60),
+                   httpx.get(f"{base}/uri-res/N2L?{name}", timeout=60),
+                   httpx.get(f"{base}/api/ls", headers=bearer, timeout=60),
+                   httpx.get(f"http://127.0.0.1:{replay[1]}/replay/{name}", headers=bearer, timeout=60)]
+        for answer in answers:
+            assert answer.status_code == 503, (answer.request.url, answer.text)
+            assert answer.headers["retry-after"] == "5" and "ask again" in answer.json()["detail"], answer.text
+        scraped = httpx.get(f"{base}/metrics", headers={"Authorization": "Bearer t0ken"}, timeout=60).text
+        counted = re.search(r'^pdi_store_errors_total\{part="store"\} ([0-9.]+)$', scraped, re.M)
+        assert counted is not None and float(counted[1]) >= 3, scraped  # the replay origin's are not scraped here
+    finally:
+        stop(process)
+        if not cluster.started:
+            cluster.resume()
+    reader.join(30)
+    logged = "".join(lines)
+    assert "storage error answering 127.0.0.1 (GET /uri-res/N2" in logged, logged
+    assert "Exception in ASGI application" not in logged, logged
+
+
 def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: TemporaryCluster, tmp_path: Path) -> None:
     url = cluster.url()
     with Archive.init(url) as archive:

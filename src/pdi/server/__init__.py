@@ -127,7 +127,7 @@ from pdi.server.http.codings import ContentCodings
 from pdi.server.http.cors import CrossOrigin, CrossOriginReads, ReadPaths
 from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
 from pdi.server.http.preconditions import Preconditions
-from pdi.server.http.problems import HANDLERS, Options
+from pdi.server.http.problems import HANDLERS, MiddlewareErrors, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
 from pdi.server.pages.api_docs import APIDocs
@@ -322,6 +322,7 @@ def create_app(
         Middleware(HostField),  # RFC 9112 §3.2: one Host field (none in HTTP/1.1: 400)
         Middleware(HeadWithoutRange),  # RFC 9110 §14.2: Range is a GET's alone
         Middleware(Options),  # OPTIONS of any route's path: its Allow, read from the routes (pdi.server.http.problems)
+        Middleware(MiddlewareErrors),  # a storage error of a token's look-up or the cache's answered as a route's: 503
         Middleware(Readers, archive=opened, cookies=True, base_url=base_url, expired_page=expired_sign_in),  # before the cache: a token that is not live is 401, even for a kept answer
         Middleware(ContentCodings),  # content in a coding (gzip …) is refused, never kept coded (RFC 9110 §8.4)
         Middleware(Preconditions),  # If-Match, If-None-Match of any GET or HEAD: 412, 304 (RFC 9110 §13.2)

@@ -88,7 +88,7 @@ from pdi.mhtml.limits import MAX_REPLAY_OCTETS
 from pdi.mhtml.unpack import PlannedFile, plan
 from pdi.server.http.middleware import HostField, HTTPMiddleware
 from pdi.server.http.preconditions import Preconditions
-from pdi.server.http.problems import HANDLERS, Options
+from pdi.server.http.problems import HANDLERS, MiddlewareErrors, Options
 from pdi.server.http.reader_words import heading_words, refusal_words
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import PacedAnswers, WorkLimits
@@ -638,7 +638,7 @@ def create_replay_app(
     routes = [Route("/replay/{rest:path}", pages.part), Route("/{rest:path}", _not_here)]
     app = Starlette(routes=routes, exception_handlers={k: pages_for_browsers(h) for k, h in HANDLERS.items()},
                     middleware=[Middleware(PacedAnswers), Middleware(HostField), Middleware(Options),
-                                Middleware(Readers, archive=opened), Middleware(Preconditions)])
+                                Middleware(MiddlewareErrors), Middleware(Readers, archive=opened), Middleware(Preconditions)])
     app.state.archive = opened
     return _Guarded(app, resolver_origin, resolver_port, scripts=scripts)
 
