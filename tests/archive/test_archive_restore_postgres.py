@@ -170,9 +170,36 @@ def test_a_restore_into_a_database_not_made_yet_says_to_make_it(pg_cluster: Temp
     said = result.stderr
     assert "cannot reach" not in said, said
     assert f"cannot connect to the PostgreSQL database {pg_cluster.url(target)}" in said, said
-    assert f"make it first (createdb {target})" in said and "nothing was restored" in said, said
+    assert (f"make it first, that role's own (createdb --owner postgres --template template0 --lc-ctype C.UTF-8"
+            f" {target})") in said and "nothing was restored" in said, said
     assert pg_cluster.sql(f"SELECT count(*) FROM pg_database WHERE datname = '{target}'") == [(0,)]
 
+
+
+def test_a_database_the_role_of_to_does_not_own_is_refused_saying_how_to_make_it_its_own(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """A database made by another role (``sudo -u postgres createdb pdi``, as docs/how-to/backup.md said to after a
+    loss, found following it on 2026-12-02) gives ``--to``'s role no CREATE: refused before anything is written,
+    naming the command that makes it that role's own (the how-to's, of Run on PostgreSQL) and the statement that
+    makes the one there so; after that statement the same restore restores. ``GRANT CREATE`` alone is not
+    offered: PostgreSQL 15's schema public is still its owner's, and ``pg_restore`` is refused there."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    role, database = _name(), _name()
+    pg_cluster.sql(f'CREATE ROLE "{role}" LOGIN')
+    pg_cluster.create_database(database)  # the cluster's superuser's, as a bare createdb makes it
+    target = pg_cluster.url(database).replace("postgresql://postgres@", f"postgresql://{role}@")
+    refused = _pdi("restore", str(made), "--to", target)
+    assert refused.returncode == StoreError.exit_code, refused.stdout + refused.stderr
+    said = refused.stderr
+    assert f"permission denied for database {database}" in said, said
+    assert (f"make the database that role's own (createdb --owner {role} --template template0 --lc-ctype C.UTF-8"
+            f" {database}, or ALTER DATABASE {database} OWNER TO {role}); nothing was restored") in said, said
+    _untouched(pg_cluster, database)
+    pg_cluster.sql(f'ALTER DATABASE "{database}" OWNER TO "{role}"')  # as the error says
+    restored = _pdi("restore", str(made), "--to", target)
+    assert restored.returncode == 0, restored.stderr
+    verified = _pdi("verify", "--archive", target)
+    assert verified.returncode == 0 and verified.stdout.endswith("0 problems\n"), verified.stdout + verified.stderr
 
 
 def test_a_backup_restored_to_a_place_of_another_kind_is_refused_as_unsupported(pg_cluster: TemporaryCluster,

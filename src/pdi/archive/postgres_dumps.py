@@ -77,6 +77,8 @@ MAX_SQL = 16 << 20
 REFERENCE_PREFIX = "pdi_restore_check_"
 
 _NOTHING_RESTORED = "nothing was restored"
+#: A role's or a database's name that a shell and SQL read as written (lower case: SQL folds what is not quoted).
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _SETVAL = re.compile(r"SELECT pg_catalog\.setval\('((?:[^']|'')*)', [0-9]{1,19}, (?:true|false)\);\n", re.DOTALL)
 _VERSION_LINE = re.compile(r"-- Dumped (from database|by pg_dump) version [ -~]{1,200}")
 _RESTRICT = re.compile(r"\\(un)?restrict [A-Za-z0-9]{1,100}")
@@ -400,6 +402,19 @@ def migrations_version(text: str, copy: str, where: Path) -> int:
     return max(versions)
 
 
+def role_and_database(url: str) -> tuple[str, str]:
+    """The role and the database ``url`` names, as a command to copy names them: ``ROLE``, ``NAME`` where it names
+    none (libpq's defaults, which pdi does not guess) or one a shell or SQL would read otherwise than written."""
+    import psycopg.conninfo
+
+    try:
+        said = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        said = {}
+    role, database = (str(said.get(key) or "") for key in ("user", "dbname"))
+    return (role if _PLAIN_NAME.fullmatch(role) else "ROLE"), (database if _PLAIN_NAME.fullmatch(database) else "NAME")
+
+
 def with_search_path(url: str, schema: str) -> str:
     """``url`` with its ``options`` a ``search_path`` of ``schema`` alone."""
     parts = urlsplit(url)
@@ -431,9 +446,15 @@ def reference_dump(url: str, version: int, pg_dump: str) -> Iterator[tuple[IO[by
             with psycopg.connect(url, connect_timeout=30, autocommit=True) as conn:
                 asked = True
                 conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(made_in)))
+        except psycopg.errors.InsufficientPrivilege as exc:  # a database made by another role (a bare createdb)
+            role, database = role_and_database(url)
+            raise StoreError(f"cannot make the schema {made_in} the backup's dump is compared in (the role of --to"
+                             f" needs CREATE on its database, and its schema public): {exc}; make the database that role's"
+                             f" own (createdb --owner {role} --template template0 --lc-ctype C.UTF-8 {database}, or"
+                             f" ALTER DATABASE {database} OWNER TO {role}); {_NOTHING_RESTORED}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"cannot make the schema {made_in} the backup's dump is compared in (the role of --to"
-                             f" needs CREATE on its database): {exc}") from exc
+                             f" needs CREATE on its database): {exc}; {_NOTHING_RESTORED}") from exc
         catalog = PostgresStore(with_search_path(url, made_in), connections=1)
         try:
             catalog.migrate(version)

@@ -371,15 +371,12 @@ def _restore_postgres(src: Path, url: str, schema: str | None, started_at: str,
     try:
         major, named, holds = server_major(url)
     except StoreError as exc:
-        import psycopg
-        import psycopg.conninfo
+        from pdi.archive.postgres_dumps import role_and_database
 
-        try:
-            database = psycopg.conninfo.conninfo_to_dict(url).get("dbname") or "NAME"
-        except psycopg.Error:  # a URL libpq cannot read (what exc says already): the name as the docs write it
-            database = "NAME"
+        role, database = role_and_database(url)  # ROLE, NAME for a URL libpq cannot read (what exc says already)
         raise StoreError(f"{exc}; pdi restore restores into an empty database that is there: if it is not, make it"
-                         f" first (createdb {database}); nothing was restored") from exc
+                         f" first, that role's own (createdb --owner {role} --template template0 --lc-ctype C.UTF-8"
+                         f" {database}); nothing was restored") from exc
     if holds:
         raise ImmutabilityError("the database --to names holds an archive already: restore into an empty one")
     pg_restore = postgres_tool("pg_restore", major)
