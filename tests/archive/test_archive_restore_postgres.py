@@ -202,6 +202,28 @@ def test_a_database_the_role_of_to_does_not_own_is_refused_saying_how_to_make_it
     assert verified.returncode == 0 and verified.stdout.endswith("0 problems\n"), verified.stdout + verified.stderr
 
 
+def test_a_pg_restore_that_fails_is_said_by_its_error_not_by_the_statement_it_failed_on(
+        pg_cluster: TemporaryCluster, tmp_path: Path) -> None:
+    """``pg_restore`` refused (a role granted CREATE on a database it does not own: PostgreSQL 15's schema public is
+    still its owner's) writes its error, then the whole statement it ran, a function of a hundred lines. ``pdi
+    restore`` said the last 2,000 characters of that, the middle of a function's body, and never the error (found
+    trying the advice of the test above, 2026-12-02). Now it says pg_restore's own line and the statement's first
+    line; the database keeps no table (one transaction)."""
+    made = _archive_backup(pg_cluster, tmp_path)
+    role, database = _name(), _name()
+    pg_cluster.sql(f'CREATE ROLE "{role}" LOGIN')
+    pg_cluster.create_database(database)
+    pg_cluster.sql(f'GRANT CREATE ON DATABASE "{database}" TO "{role}"')
+    target = pg_cluster.url(database).replace("postgresql://postgres@", f"postgresql://{role}@")
+    refused = _pdi("restore", str(made), "--to", target)
+    assert refused.returncode == StoreError.exit_code, refused.stdout + refused.stderr
+    [said] = refused.stderr.splitlines()
+    assert said.startswith("pdi: storage error: pg_restore failed (exit 1): pg_restore: error: could not execute"
+                           " query: ERROR:  permission denied for schema public / Command was: CREATE "), said
+    assert "END IF" not in said and len(said) < 400, said
+    _untouched(pg_cluster, database)
+
+
 def test_a_backup_restored_to_a_place_of_another_kind_is_refused_as_unsupported(pg_cluster: TemporaryCluster,
                                                                                  tmp_path: Path) -> None:
     """The user's mistake, not the storage failing (docs/reference/exit-codes.md: 8 is "not a user mistake"; found by

@@ -657,7 +657,7 @@ def server_major(url: str) -> tuple[int, str | None, bool]:
 
 def run_tool(argv: list[str], what: str, stdin: Any = subprocess.DEVNULL) -> None:
     """Run ``pg_dump``/``pg_restore`` (reading ``stdin``): its messages kept to their last 64 KiB, a failure a
-    :class:`StoreError`."""
+    :class:`StoreError` saying :func:`tool_said`."""
     with subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
         assert child.stderr is not None
         said = bytearray()
@@ -666,7 +666,25 @@ def run_tool(argv: list[str], what: str, stdin: Any = subprocess.DEVNULL) -> Non
             del said[:-65536]
         status = child.wait()
     if status != 0:
-        raise StoreError(f"{what} failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
+        raise StoreError(f"{what} failed (exit {status}): {tool_said(said.decode(errors='replace'), what)}")
+
+
+#: How much of the statement a failed ``pg_restore`` names (``Command was: …``) its error keeps.
+_STATEMENT_KEPT = 160
+
+
+def tool_said(said: str, what: str) -> str:
+    """What the PostgreSQL tool ``what`` wrote on its standard error, as an error's message: each of its own lines
+    (``pg_restore: error: … ERROR:  permission denied for schema public``), libpq's ``DETAIL:`` and ``HINT:``, and the
+    first line of each ``Command was:``, clipped; where it wrote none of those, its last 2,000 characters. (A failed
+    statement's whole text, a function's body of a hundred lines, buried the error before it.)"""
+    kept: list[str] = []
+    for line in said.strip().splitlines():
+        if line.startswith((f"{what}:", "DETAIL:", "HINT:")):
+            kept.append(line.strip())
+        elif line.startswith("Command was:"):
+            kept.append(line if len(line) <= _STATEMENT_KEPT else line[:_STATEMENT_KEPT] + "…")
+    return " / ".join(kept)[-2000:] if kept else said.strip()[-2000:]
 
 
 def schema_version_of(conn: sqlite3.Connection) -> int:

@@ -52,6 +52,7 @@ from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pdi._workdirs import WorkFolder
+from pdi.archive.backup_files import tool_said
 from pdi.errors import StoreError
 
 #: The ``pg_restore`` options of a restore and of its checks (what is compared is what runs): no owner set, no
@@ -467,7 +468,7 @@ def reference_dump(url: str, version: int, pg_dump: str) -> Iterator[tuple[IO[by
                 said = child.stderr.read(65536)
                 status = child.wait()
             if status != 0:
-                raise StoreError(f"pg_dump failed (exit {status}): {said.decode(errors='replace').strip()[-2000:]}")
+                raise StoreError(f"pg_dump failed (exit {status}): {tool_said(said.decode(errors='replace'), 'pg_dump')}")
             dump.seek(0)
             yield dump, made_in
     finally:

@@ -53,6 +53,7 @@ from pdi.archive.backup_files import (
     same_device,
     schema_version_of,
     server_major,
+    tool_said,
     within_folder,
 )
 from pdi.archive.blobs import SHA256_HEX
@@ -262,7 +263,7 @@ def _dumped_blob_store(pg_restore: str, dump: BinaryIO, path: Path) -> str | Non
                           stdin=dump, capture_output=True, check=False)
     if done.returncode != 0:
         raise StoreError(f"pg_restore failed (exit {done.returncode}) reading {path}: "
-                         f"{done.stderr.decode(errors='replace').strip()[-2000:]}")
+                         f"{tool_said(done.stderr.decode(errors='replace'), 'pg_restore')}")
     lines = done.stdout.decode("utf-8", "replace").splitlines()
     for at, line in enumerate(lines):
         found = re.match(r"COPY \S+ \(([^)]*)\) FROM stdin;$", line)
