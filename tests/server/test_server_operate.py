@@ -293,6 +293,48 @@ def test_json_logs_and_the_access_log_carry_each_request_and_its_id(archive: tup
     assert by_target["/nothing-here"]["status"] == "404" and by_target["/api/series"]["method"] == "GET"
 
 
+def test_a_head_is_logged_and_counted_as_sending_no_octets_of_content(archive: tuple[Path, str, str],
+                                                                       tmp_path: Path) -> None:
+    """RFC 9110 §9.3.2: the answer to a HEAD has no content, and none goes on the wire (read here from the socket
+    itself: after the header block, nothing). Its access log line says ``-`` (none) and the body octets it adds to
+    ``pdi_http_response_body_bytes_total`` are 0, whatever the route made for its Content-Length (found following
+    docs/how-to/operate.md, 2026-12-02: ``HEAD /api/ls`` was logged and counted with the 227 octets its GET
+    sends)."""
+    import socket
+
+    location, short, _ = archive
+    access = tmp_path / "access.log"
+    targets = ["/api/ls", "/api/series", "/healthz", f"/uri-res/N2R?{short}"]
+    with serving(location, "--workers", "1", "--access-log", str(access)) as (_, port):
+        time.sleep(0.3)  # serving()'s own /api/series counted
+        before = scrape(port)
+        for target in targets:
+            gets = httpx.get(f"http://127.0.0.1:{port}{target}", timeout=10)
+            assert gets.status_code == 200 and gets.content, target
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                conn.sendall(f"HEAD {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+                wire = b""
+                while chunk := conn.recv(65536):
+                    wire += chunk
+            head, _, content = wire.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 ") and content == b"", (target, wire)
+            assert f"content-length: {len(gets.content)}".encode() in head.lower(), (target, head)
+        time.sleep(0.6)  # the cache's answers reach the metrics within a quarter of a second
+        after = scrape(port)
+    sent = moved(before, after, "pdi_http_response_body_bytes_total")
+    heads = moved(before, after, "pdi_http_requests_total")
+    assert sum(v for labels, v in heads.items() if ("method", "HEAD") in labels) == len(targets), heads
+    lines = [m for m in (CLF.fullmatch(line) for line in access.read_text("utf-8").splitlines()) if m]
+    gets_octets = 0
+    for target in targets:
+        got = [m for m in lines if m["method"] == "GET" and m["target"] == target][-1]  # (serving() asked one too)
+        [headed] = [m for m in lines if m["method"] == "HEAD" and m["target"] == target]
+        assert headed["status"] == "200" and headed["bytes"] == "-", (target, headed.group(0))
+        assert got["bytes"] != "-", got.group(0)
+        gets_octets += int(got["bytes"])
+    assert sum(v for labels, v in sent.items() if labels[0][1] != "/metrics") == gets_octets, (sent, gets_octets)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_finishes_the_answer_in_flight_refuses_new_connections_and_exits_0(
     archive: tuple[Path, str, str], workers: str,

@@ -304,6 +304,9 @@ class Observe(HTTPMiddleware):
         token = current_request_id.set(request_id or "-")
         status = 500
         octets = 0
+        # a HEAD's answer has no content (RFC 9110 §9.3.2): the body a route hands on for its Content-Length is
+        # dropped by the connection, so none of it is counted or logged as sent
+        head = scope["method"] == "HEAD"
 
         async def sending(message: Message) -> None:
             nonlocal status, octets
@@ -313,7 +316,7 @@ class Observe(HTTPMiddleware):
                 if request_id is not None:
                     headers.append((b"x-request-id", request_id.encode("ascii")))
                 message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body":
+            elif message["type"] == "http.response.body" and not head:
                 octets += len(message.get("body", b""))
             await send(message)
 
@@ -327,7 +330,7 @@ class Observe(HTTPMiddleware):
         finally:
             current_request_id.reset(token)
             past_send = scope.get("extensions", {}).get(EXTENSION)
-            if past_send is not None:
+            if past_send is not None and not head:
                 octets += past_send.sent  # the octets that went with sendfile (pdi.server.process.zerocopy)
             self._record(scope, status, octets, time.perf_counter() - started, request_id)
 
