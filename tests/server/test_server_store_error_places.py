@@ -93,7 +93,8 @@ def test_a_catalog_gone_as_the_answer_cache_or_a_token_asks_it_is_a_503_not_a_bu
     Found following docs/how-to/operate.md with the catalog's server stopped (2026-12-02): those were the bare 500
     of a bug ("the resolver failed on this request (StoreError)"), uncounted in ``pdi_store_errors_total``, a
     traceback in the log, where the same catalog failing in a route is a 503 saying to ask again. Each is now that
-    503, with ``Retry-After``, counted, and a line of the log naming the request."""
+    503, with ``Retry-After``, counted, and a line of the log naming the request; and a scrape of ``/metrics``
+    meanwhile says in one line that the fixity gauges could not be read, where it logged a traceback each time."""
     import re
 
     url = cluster.url()
@@ -134,7 +135,9 @@ def test_a_catalog_gone_as_the_answer_cache_or_a_token_asks_it_is_a_503_not_a_bu
     reader.join(30)
     logged = "".join(lines)
     assert "storage error answering 127.0.0.1 (GET /uri-res/N2" in logged, logged
-    assert "Exception in ASGI application" not in logged, logged
+    assert "Exception in ASGI application" not in logged and "Traceback" not in logged, logged
+    # the scrape's fixity gauges, unread while the catalog fails: one line of the log, not a traceback
+    assert "the catalog's fixity checks could not be read for /metrics: " in logged, logged
 
 
 def test_a_reader_page_of_a_storage_error_says_it_as_the_answer_does(cluster: TemporaryCluster, tmp_path: Path) -> None:

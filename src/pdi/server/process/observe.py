@@ -60,7 +60,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.archive import Archive
-from pdi.errors import PDIError
+from pdi.errors import PDIError, StoreError
 from pdi.server.http.metrics import (
     DEPOSIT_ROUTES,
     FIXITY_SECONDS,
@@ -398,7 +398,10 @@ def _fixity(archive: Archive) -> list[Any] | None:
         return list(kept[2])
     try:
         blobs, summary = archive.fixity_summary()
-    except Exception:  # whatever a failing catalog raises: the server's own counts are still answered
+    except StoreError as exc:  # the catalog not answering, said as a line (each scrape meanwhile: no traceback)
+        _log.warning("the catalog's fixity checks could not be read for /metrics: %s", exc.message)
+        return None
+    except Exception:  # whatever else a failing catalog raises: the server's own counts are still answered
         _log.warning("the catalog's fixity checks could not be read for /metrics", exc_info=True)
         return None
     families = fixity_families(blobs, summary)
