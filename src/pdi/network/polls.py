@@ -274,8 +274,9 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
     return report
 
 
-class _Unlisted(NotFoundError):
-    """A peer's signed manifest does not list the name a repair asked for at all."""
+class _Unlisted(Exception):  # no kind of pdi's errors: always caught below, said as its peer's refusal
+    """A peer's signed manifest does not list the name a repair asked for at all (caught by the repair, which says
+    it as that peer's refusal)."""
 
 
 def _as_anyone(record: MirrorRecord) -> str:
