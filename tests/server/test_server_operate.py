@@ -626,7 +626,8 @@ def test_a_log_file_that_cannot_be_opened_is_named_so(tmp_path: Path) -> None:
 
 def test_a_log_whose_folder_is_missing_says_to_make_it(tmp_path: Path) -> None:
     """docs/how-to/operate.md: pdi serve makes no folder for its logs. An operator who names one not made yet is
-    told which folder is missing and to make it, by the command as run (exit 1, before it listens)."""
+    told which folder is missing and to make it, by the command as run (exit 2, a usage mistake as ``pdi get -o``
+    into a folder that is not there is, before it listens)."""
     folder = tmp_path / "var" / "log" / "pdi"
     archive = tmp_path / "archive"
     assert subprocess.run([sys.executable, "-m", "pdi", "init", str(archive)], capture_output=True,
@@ -635,7 +636,7 @@ def test_a_log_whose_folder_is_missing_says_to_make_it(tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, "-m", "pdi", "serve", "--port", "0", "--replay-port", "0",
                                "--archive", str(archive), option, str(folder / "pdi.log")],
                               capture_output=True, text=True, timeout=120)
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 2, done.stderr
         assert done.stderr == (f"pdi: cannot open the {what} {folder / 'pdi.log'}: No such file or directory"
                                f" (there is no folder {folder}: make it first, pdi serve makes none)\n")
     assert not folder.parent.exists()

@@ -243,6 +243,14 @@ def serve_cmd(
         cors = CrossOrigin.parse(cors_origins)
     except ParseError as exc:
         raise click.BadParameter(exc.reason, param_hint="--cors-origin") from None
+    # a log that cannot be written is a usage mistake, said as pdi get -o says one in a folder that is not there
+    # (one line, exit 2), before anything listens
+    try:
+        log = AccessLog(access_log) if access_log is not None else None
+        own_logging = configure_logging(log_format, log_file)
+    except PDIError as exc:
+        click.echo(f"pdi: {exc}", err=True)
+        click.get_current_context().exit(2)
     count = workers if workers is not None else default_workers()
     what = " for the replay origin (--replay-port, where archived web pages are served)"
     if replay_port is None:
@@ -267,8 +275,6 @@ def serve_cmd(
     site = ReplaySite(replay_origin, replay_bound, replay_scripts)
     # one for all the workers: by it the resolver knows itself under any name (pdi.server.protocol.elsewhere)
     token = secrets.token_hex(16)
-    log = AccessLog(access_log) if access_log is not None else None
-    own_logging = configure_logging(log_format, log_file)
 
     read_only: list[bool] = []  # whether this user may only read the archive (its group's, read-only media)
     # made before the workers are forked, so that each maps the same memory: a blob file one worker has verified
