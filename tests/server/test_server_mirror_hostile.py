@@ -761,3 +761,33 @@ def test_an_audit_passes_over_a_name_of_a_series_that_only_unicode_case_rules_ca
     kelvin = {**good, "name": "urn:pdi://\u212aey.example.us/2026/11/28/2.text.1"}
     peer = SimpleNamespace(manifest=lambda series: iter([SimpleNamespace(names=[kelvin, good])]))
     assert list(polls._listed(peer, "key.example.us", "https://peer.example.org")) == [(good["name"], "a" * 64)]  # type: ignore[arg-type]
+
+
+def test_a_serial_or_version_past_the_catalogs_integers_is_refused_by_name_and_the_rest_kept(
+    origin: Origin, mirror: tuple[Path, str]
+) -> None:
+    """Found by an attack (2026-12-02): the grammar bounds no number, and a signed entry of version (or daily serial)
+    2**63 was asked for and then refused by the catalog as its batch was kept, which refused the batch whole (exit 7,
+    naming neither the name nor the origin): every name signed with it was lost, at each sync again. SQLite's and
+    PostgreSQL's integers end at 2**63 - 1 (SQLite's datatype3 §2, PostgreSQL's bigint): a name up to there is kept."""
+    location, _ = mirror
+    day = f"urn:pdi://{SERIES}/2026/11/27/"
+    past = [f"{day}1.text.{1 << 63}", f"{day}{1 << 63}.text.1", f"{day}{10 ** 30}.text.1"]
+    gone = f"{day}2.text.{1 << 63}"
+    largest = f"{day}3.text.{(1 << 63) - 1}"
+    origin.manifest = lambda q: (200, {}, signed([*[entry(0, name=n) for n in past],
+                                                  {"name": gone, "withdrawn": "2026-11-27T00:00:00Z"},
+                                                  entry(0, name=largest), entry(4)]), 0.0)
+    origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
+    for _ in range(2):  # and the next sync the same: nothing held back by what it cannot keep
+        synced = run(location, "mirror", "sync")
+        assert synced.exit_code == 3, synced.output
+        for name, what in [(past[0], "version"), (past[1], "daily serial"), (past[2], "daily serial"),
+                           (gone, "version")]:
+            assert (f"manifest-name\t{name}\tlisted by {origin.url}: its {what} is past 9,223,372,036,854,775,807,"
+                    " the largest number a catalog holds (rule mirror-name)") in synced.stdout, synced.output
+        assert "4 problems" in synced.stdout, synced.output
+    for name in past:
+        assert run(location, "get", name).exit_code == 4
+    assert run(location, "get", largest).stdout_bytes == TEXT
+    assert run(location, "get", str(entry(4)["name"])).stdout_bytes == TEXT

@@ -411,6 +411,7 @@ def _wanted(archive: Archive, record: MirrorRecord, origin: Peer, page: Manifest
             parsed = parse_pdi(name)
             if parsed.series_name.lower() != record.series:  # withdrawn or not: the origin speaks for its own
                 raise ParseError(f"a name of another series than {record.series}", rule="mirror-name")
+            _within_catalog(parsed)
         except PDIError as exc:
             report.problems.append(Problem("manifest-name", "", (name[:200],), f"listed by {shown_url(record.base_url)}: {exc}"))
             continue
@@ -491,6 +492,20 @@ def _withhold(record: MirrorRecord, name: str, sha256: str, found: tuple[Withdra
         " copied; the rest of the sync goes on"))
     if len(report.withheld_names) < WITHHELD_NAMED:
         report.withheld_names.append(name)
+
+
+#: The numbers a catalog holds are below this (SQLite's and PostgreSQL's 64-bit integers).
+CATALOG_NUMBERS = 1 << 63
+
+
+def _within_catalog(parsed: PDI) -> None:
+    """Nothing, when ``parsed``'s daily serial and version are numbers a catalog holds; else a :class:`ParseError`
+    saying which: a name of version 2**63 is a name (the grammar bounds no number), but no catalog row holds it,
+    and the batch it came in would be refused whole, the names of the series signed with it kept by no sync."""
+    for what, number in (("daily serial", parsed.serial), ("version", parsed.version)):
+        if number is not None and number >= CATALOG_NUMBERS:
+            raise ParseError(f"its {what} is past {CATALOG_NUMBERS - 1:,}, the largest number a catalog holds",
+                             rule="mirror-name")
 
 
 #: A SHA-256 as pdi writes it: 64 lower-case hex digits.
