@@ -791,3 +791,25 @@ def test_a_serial_or_version_past_the_catalogs_integers_is_refused_by_name_and_t
         assert run(location, "get", name).exit_code == 4
     assert run(location, "get", largest).stdout_bytes == TEXT
     assert run(location, "get", str(entry(4)["name"])).stdout_bytes == TEXT
+
+
+@pytest.mark.parametrize("spelt", ["1.text.1", "1.TEXT.1", "1.text.01", "%61.text.1"])
+def test_a_new_name_comes_in_under_its_signed_embargo_however_the_origin_spells_it(
+    origin: Origin, mirror: tuple[Path, str], spelt: str
+) -> None:
+    """Found by an attack (2026-12-02): a new name's embargo was matched to its record by the name as the origin
+    listed it, so a name listed otherwise than pdi writes it (its format in capitals, a version 01, its series in
+    capitals, an id %-escaped) came in with no embargo, and anyone could read it here until the next sync. A series
+    and a format token are the same in any case (PDI-GRAMMAR.md, decision 2), and pdi reads a version 01 as 1 and
+    %61 as the id a: each is kept under the one name."""
+    location, _ = mirror
+    until = "2099-01-01T00:00:00.000000Z"
+    listed = [f"urn:pdi://{SERIES}/2026/11/27/{spelt}", f"urn:pdi://{SERIES.upper()}/2026/11/27/2.text.1"]
+    origin.manifest = lambda q: (200, {}, signed([entry(0, name=listed[0], embargo={"document": until}),
+                                                  entry(0, name=listed[1], embargo={"version": until})]), 0.0)
+    origin.bulk = lambda names: b"".join(part(name) for name in names) + b"--B--\r\n"
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 0, synced.output
+    with Archive.open(location) as archive:
+        one, two = key_of(parse_pdi(listed[0])), key_of(parse_pdi(listed[1]))
+        assert archive.embargoes_held([one, two]) == {(one, None): until, (two, 1): until}

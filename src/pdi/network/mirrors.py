@@ -88,7 +88,15 @@ from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import Spooled
 from pdi.archive.fixity import LINE_ENDINGS, Problem
 from pdi.archive.mirroring import ParseRefusal
-from pdi.archive.naming import key_of, parse_pdi, record_name, timestamp, timestamp_problem, utc_now
+from pdi.archive.naming import (
+    key_of,
+    parse_pdi,
+    record_name,
+    timestamp,
+    timestamp_problem,
+    utc_now,
+    versioned_name,
+)
 from pdi.archive.store import (
     STORED_CANONICAL,
     STORED_EXACT,
@@ -307,6 +315,20 @@ def _one_ahead(pages: Iterator[Manifest], thread: ThreadPoolExecutor) -> Iterato
         following.cancel()
 
 
+def _kept_as(name: str, parsed: PDI | None) -> str:
+    """The name ``name`` (``parsed``) is kept under, as pdi writes it (:func:`~pdi.archive.naming.record_name` of its
+    record): what a batch's records are matched by to what the sync learnt of their names (their embargoes, their
+    parses). An origin may spell a name otherwise (``1.TEXT.01``, its series in capitals, ``%61``), and what it
+    signed of it must follow it all the same: an embargo matched by the name as listed was never brought in, and
+    the name was served to anyone until the next sync."""
+    if parsed is None or parsed.format is None or parsed.version is None:
+        return name
+    try:
+        return versioned_name(key_of(parsed), formats.canonical_token(parsed.format), parsed.version)
+    except PDIError:  # no record is made of it either (_record refuses it)
+        return name
+
+
 #: A manifest entry to fetch, with its name as :func:`_wanted` parsed it.
 Wanted = tuple[Mapping[str, Any], PDI]
 
@@ -327,7 +349,7 @@ def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterabl
                                                   parsed)
         report.access_changes += changed
         for name, version, until in embargoes:
-            report.embargoes.setdefault(name, []).append((name, version, until))
+            report.embargoes.setdefault(_kept_as(name, parsed.get(name)), []).append((name, version, until))
         asked = 0  # octets of this page's names asked for so far: not on the disk yet
         room: int | None = None
         for entry in wanted:
@@ -438,7 +460,7 @@ def _wanted(archive: Archive, record: MirrorRecord, origin: Peer, page: Manifest
         if sha256 is None:
             wanted.append(one)
             if parse is not None:
-                report.parses[str(one["name"])] = parse
+                report.parses[_kept_as(str(one["name"]), parsed)] = parse
         elif sha256 == one["sha256"]:
             report.held += 1
             if parse is not None:  # held with no parse kept yet (the DTD added since, or a sync stopped): again
