@@ -695,6 +695,32 @@ def _keep_parse(archive: Archive, record: MirrorRecord, origin: Peer, rec: Repre
         " once the origin signs another parse or a DTD is added here"))
 
 
+def _one_digest_each(archive: Archive, record: MirrorRecord, batch: list[tuple[RepresentationRecord, Spooled]],
+                     report: SyncReport, written: _Written) -> None:
+    """Leave out of ``batch`` (a problem each, its octets removed) each record of a name that an earlier record of
+    the batch is of with another digest, or that is held here with another digest (kept since the sync looked its
+    page's names up): an origin may list one name spelt two ways (``1.text.1``, ``1.TEXT.01``: each a name of
+    its own to :func:`_wanted`) with two digests, and the catalog refused the batch whole for the second, at each
+    sync again. The first the origin listed is kept."""
+    held = archive.digests_held([record_name(rec) for rec, _ in batch])
+    first: dict[tuple[DocumentKey, int, str], str] = {}
+    keeping: list[tuple[RepresentationRecord, Spooled]] = []
+    for (rec, spooled), here in zip(batch, held, strict=True):
+        which = (DocumentKey(rec.series, rec.day, rec.unique_id), rec.version, rec.format)
+        earlier = first.setdefault(which, rec.sha256)
+        if (here is None and earlier == rec.sha256) or here == rec.sha256:
+            keeping.append((rec, spooled))
+            continue
+        origin = shown_url(record.base_url)
+        why = (f"held here with sha256 {here}; {origin}'s signed manifest says {rec.sha256}" if here is not None else
+               f"{origin}'s signed manifest lists it twice, spelt otherwise, with sha256 {earlier} first (kept) and"
+               f" {rec.sha256}")
+        report.problems.append(Problem("conflict", rec.sha256, (str(record_name(rec)),), why))
+        spooled.discard()
+        written.settled([spooled])
+    batch[:] = keeping
+
+
 def _keep(archive: Archive, record: MirrorRecord, origin: Peer, batch: list[tuple[RepresentationRecord, Spooled]],
           report: SyncReport, written: _Written) -> None:
     """One transaction: the batch's names and their octets, as written ahead (then emptied, and ``written``
@@ -717,6 +743,7 @@ def _keep(archive: Archive, record: MirrorRecord, origin: Peer, batch: list[tupl
                 spooled.discard()
                 written.settled([spooled])
             batch[:] = keeping
+        _one_digest_each(archive, record, batch, report, written)
         embargoes = ([one for rec, _ in batch for one in report.embargoes.pop(str(record_name(rec)), ())]
                      if report.embargoes else [])
         kept = archive.import_mirrored(record, batch, embargoes)
