@@ -843,3 +843,21 @@ def test_a_name_listed_twice_spelt_two_ways_with_two_digests_is_a_conflict_and_t
     again = run(location, "mirror", "sync")  # the twin is told again, as a conflict with what is held
     assert again.exit_code == 3 and again.stdout.count(f"conflict\t{twin}\theld here with sha256") == 1, again.output
     assert run(location, "verify").exit_code == 0
+
+
+@pytest.mark.parametrize("access", ["everyone", "PUBLIC", ""])
+def test_a_signed_access_that_is_no_rule_is_refused_naming_the_origin_and_nothing_is_fetched(
+    origin: Origin, mirror: tuple[Path, str], access: str
+) -> None:
+    """Found by an attack (2026-12-02): a page signed with an ``access`` that is no series' access stopped the sync
+    with exit 1 and ``a series is public, private, hidden, not 'everyone'``, as if the operator had typed it: no
+    origin, no manifest, no field named. A series is public, private or hidden (docs/reference/signatures.md)."""
+    location, _ = mirror
+    origin.manifest = lambda q: (200, {}, signed([entry(1)], access=access), 0.0)
+    origin.octets = TEXT
+    refused = run(location, "mirror", "sync")
+    assert refused.exit_code == 3, refused.output
+    assert (f"{origin.url}'s signed manifest of {SERIES} says its access is {access!r}, which is none of public,"
+            " private, hidden: refused, and nothing it lists is fetched") in refused.output, refused.output
+    assert origin.octets_asked == 0
+    assert run(location, "get", str(entry(1)["name"])).exit_code == 4

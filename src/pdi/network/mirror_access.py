@@ -38,13 +38,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pdi._wording import shown_url
-from pdi.archive.access import parse_until
+from pdi._wording import clipped, shown_url
+from pdi.archive.access import ACCESS, parse_until
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import DocumentKey
 from pdi.errors import (
     AccessError,
+    IntegrityError,
     LimitError,
     NotFoundError,
     ParseError,
@@ -166,6 +167,10 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
                 " read with a token, its private and embargoed names would be served here to anyone; nothing of"
                 " it is copied (sync it without a token, or once it is upgraded)")
         return list(wanted), [], 0
+    if page.access not in ACCESS:  # signed, but no rule: said as the origin's, not as this operator's word
+        raise IntegrityError(f"{shown_url(record.base_url)}'s signed manifest of {record.series} says its access is"
+                             f" {clipped(repr(page.access), 80)}, which is none of {', '.join(ACCESS)}: refused,"
+                             " and nothing it lists is fetched")
     changed = 1 if archive.follow_origin_access(record, page.access) else 0
     asked = {str(e["name"]) for e in wanted}
     rules: dict[str, tuple[DocumentKey, int, str | None, str | None]] = {}
