@@ -861,3 +861,35 @@ def test_a_signed_access_that_is_no_rule_is_refused_naming_the_origin_and_nothin
             " private, hidden: refused, and nothing it lists is fetched") in refused.output, refused.output
     assert origin.octets_asked == 0
     assert run(location, "get", str(entry(1)["name"])).exit_code == 4
+
+
+@pytest.mark.parametrize("replayed", [True, False])
+def test_a_name_withdrawn_at_the_origin_before_it_was_held_is_not_copied_when_listed_live_again(
+    origin: Origin, mirror: tuple[Path, str], replayed: bool
+) -> None:
+    """Found by an attack (2026-12-02): a name its origin's manifest listed withdrawn before this mirror held it is
+    recorded gone (``410``); a page that listed it live again (an older page replayed, from before the withdrawal,
+    or the same page listing it both ways) had it fetched and served here as if it had never been withdrawn. A
+    withdrawal is for ever, so such a listing is a conflict, and the name stays gone."""
+    location, _ = mirror
+    name = str(entry(1)["name"])
+    withdrawn = {"name": name, "withdrawn": "2026-11-27T00:00:00Z"}
+    origin.bulk = lambda names: b"".join(part(one) for one in names) + b"--B--\r\n"
+    if replayed:
+        origin.manifest = lambda q: (200, {}, signed([withdrawn]), 0.0)
+        assert run(location, "mirror", "sync").exit_code == 0
+        gone = run(location, "get", name)
+        origin.manifest = lambda q: (200, {}, signed([entry(1), entry(2)]), 0.0)  # the page before it was withdrawn
+    else:
+        origin.manifest = lambda q: (200, {}, signed([withdrawn, entry(1), entry(2)]), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3, synced.output
+    assert (f"conflict\t{name}\t{origin.url}'s signed manifest lists it with sha256 {hashlib.sha256(TEXT).hexdigest()},"
+            " but it was recorded here as withdrawn there at 2026-11-27T00:00:00Z: not copied, and still gone here"
+            ) in synced.stdout, synced.output
+    assert synced.stdout.count("conflict\t") == 1, synced.output
+    got = run(location, "get", name)
+    assert "withdrawn at its origin" in got.output and got.stdout_bytes != TEXT, got.output
+    if replayed:
+        assert (got.exit_code, got.output) == (gone.exit_code, gone.output)
+    assert run(location, "get", str(entry(2)["name"])).stdout_bytes == TEXT

@@ -219,6 +219,12 @@ class Mirroring(ArchiveBase):
         return self.store.record_mirror_withdrawal(MirrorWithdrawal(key, version, token, at, purged,
                                                                           shown_url(origin.base_url)))
 
+    def gone_at_origin(self, wanted: Sequence[tuple[DocumentKey, int, str]]) -> list[MirrorWithdrawal | None]:
+        """For each (document, version, format token) of ``wanted``, what :meth:`withdrawn_at_origin` recorded of
+        it (withdrawn at its origin before this archive held it), or ``None``. One look-up a page of names."""
+        found = self.store.mirror_withdrawn(wanted)
+        return [found.get(i) for i in range(len(wanted))]
+
     def import_mirrored(self, origin: MirrorRecord, items: Sequence[tuple[RepresentationRecord, BlobSource]],
                         embargoes: Sequence[tuple[str, int | None, str]] = ()) -> list[RepresentationRecord]:
         """Bring ``items`` in under their origin's exact names, in one transaction (an audit line each new

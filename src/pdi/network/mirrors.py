@@ -488,6 +488,9 @@ def _not_withdrawn_here(archive: Archive, record: MirrorRecord, wanted: list[Map
     origin made is not one of these: its manifest lists those names withdrawn (:func:`_withdraw`)."""
     if not wanted:
         return wanted
+    wanted = _not_gone_at_origin(archive, record, wanted, parsed_names, report)
+    if not wanted:
+        return wanted
     over = archive.withdrawn_over([(key_of(parsed_names[str(e["name"])]), int(parsed_names[str(e["name"])].version or 0),
                                     str(e["sha256"])) for e in wanted])
     kept: list[Mapping[str, Any]] = []
@@ -496,6 +499,33 @@ def _not_withdrawn_here(archive: Archive, record: MirrorRecord, wanted: list[Map
             kept.append(entry)
         else:
             _withhold(record, str(entry["name"]), str(entry["sha256"]), found, report)
+    return kept
+
+
+def _not_gone_at_origin(archive: Archive, record: MirrorRecord, wanted: list[Mapping[str, Any]],
+                        parsed_names: dict[str, PDI], report: SyncReport) -> list[Mapping[str, Any]]:
+    """``wanted`` but the names recorded here as withdrawn at the origin before this archive held them (by an
+    earlier sync, or earlier in this page), each a ``conflict``: a withdrawal is for ever (a pdi origin lists the
+    name withdrawn from then on), so a manifest that lists it live again contradicts what the origin signed, as an
+    older page replayed would, and the name stays gone here (``410``) rather than be served again."""
+    names: list[tuple[DocumentKey, int, str]] = []
+    for entry in wanted:
+        parsed = parsed_names[str(entry["name"])]
+        try:
+            token = formats.canonical_token(str(parsed.format))
+        except PDIError:  # a format pdi does not know: refused by name later (_record), and recorded gone never
+            token = str(parsed.format)
+        names.append((key_of(parsed), int(parsed.version or 0), token))
+    kept: list[Mapping[str, Any]] = []
+    for entry, gone in zip(wanted, archive.gone_at_origin(names), strict=True):
+        if gone is None:
+            kept.append(entry)
+            continue
+        report.problems.append(Problem(
+            "conflict", str(entry["sha256"]), (str(entry["name"]),),
+            f"{shown_url(record.base_url)}'s signed manifest lists it with sha256 {entry['sha256']}, but it was"
+            f" recorded here as withdrawn there at {gone.at}{' (purged)' if gone.purged else ''}: not copied, and"
+            " still gone here (an older manifest replayed lists a name so)"))
     return kept
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pdi._wording import shown_url
-from pdi.archive.catalog.base import CatalogBase, timestamp
+from pdi.archive.catalog.base import MAX_PARAMETERS, CatalogBase, timestamp
 from pdi.archive.store import AuditRecord, DocumentKey
 from pdi.errors import AccessError, ImmutabilityError, NotFoundError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from dataclasses import dataclass
 
     from pdi.archive.blobs.seam import StagedBlob
@@ -210,6 +211,25 @@ class MirrorsPart(CatalogBase):
                                " WHERE series = ? AND day = ? AND unique_id = ? ORDER BY version, format",
                                (key.series, key.day.isoformat(), key.unique_id))
         return [MirrorWithdrawal(key, int(v), str(f), str(at), bool(p), str(o)) for v, f, at, p, o in rows]
+
+    def mirror_withdrawn(self, names: Sequence[tuple[DocumentKey, int, str]]) -> dict[int, MirrorWithdrawal]:
+        """Those of ``names`` (a document, a version, a format token) recorded as withdrawn at the origin before they
+        were held here, by their place in ``names``: one look-up a page of names."""
+        found: dict[int, MirrorWithdrawal] = {}
+        with self._read():
+            for start in range(0, len(names), MAX_PARAMETERS // 6):
+                chunk = names[start:start + MAX_PARAMETERS // 6]
+                relation, params = self._rows(
+                    ("int", "text", "text", "text", "bigint", "text"),
+                    [(start + i, key.series, key.day.isoformat(), key.unique_id, version, token)
+                     for i, (key, version, token) in enumerate(chunk)])
+                for i, at, purged, origin in self._query(
+                        "SELECT k.column1, w.withdrawn_at, w.purged, w.origin FROM mirror_withdrawals w JOIN"
+                        f" {relation} ON w.series = k.column2 AND w.day = k.column3 AND w.unique_id = k.column4"
+                        " AND w.version = k.column5 AND w.format = k.column6", params):
+                    key, version, token = names[int(i)]
+                    found[int(i)] = MirrorWithdrawal(key, version, token, str(at), bool(purged), str(origin))
+        return found
 
     def parse_refusal(self, sha256: str, media_type: str, charset: str) -> ParseRefusal | None:
         """What the last syncs that could not keep a parse of these octets remember (schema step 22), or ``None``."""
