@@ -10,6 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 from server_helpers import (
     CAPTURE_TIMES,
@@ -27,6 +29,8 @@ from server_helpers import (
 
 from pdi._ports import free_port
 from pdi.archive import Archive, Content, Resolved
+from pdi.identifier import PDI
+from pdi.server.replay.origin import viewer_location
 
 
 def _quoted(name: str) -> str:
@@ -117,6 +121,92 @@ def test_archived_scripts_run_only_where_the_fetch_metadata_says_the_page_is_fra
     assert directives["connect-src"] == "'none'" and directives["default-src"] == "'none'"
     chosen = dict(d.strip().split(" ", 1) for d in selected.headers["content-security-policy"].split(";"))
     assert chosen["script-src"].startswith("'sha256-") if runs else chosen["script-src"] == "'none'"
+
+
+#: A tab's or a window's navigation, as Chromium asks for a document typed, followed or opened by window.open.
+NAVIGATION = {"sec-fetch-dest": "document", "sec-fetch-mode": "navigate", "sec-fetch-site": "none", "accept": "text/html"}
+
+#: What is answered the file: the viewer's frame, an <object> or <embed>, a sub-resource, a client without fetch metadata.
+ANSWERED = [
+    {"sec-fetch-dest": "iframe", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-site"},
+    {"sec-fetch-dest": "frame", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin"},
+    {"sec-fetch-dest": "object", "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin"},
+    {"sec-fetch-dest": "embed", "sec-fetch-mode": "no-cors", "sec-fetch-site": "same-origin"},
+    {"sec-fetch-dest": "image", "sec-fetch-mode": "no-cors", "sec-fetch-site": "same-origin"},
+    {"sec-fetch-dest": "style", "sec-fetch-mode": "no-cors", "sec-fetch-site": "same-origin"},
+    {},
+]
+
+
+@pytest.mark.parametrize(("file", "select"), [("index.html", False), ("select/index.html", True), ("sun.png", False)])
+def test_a_tab_opened_at_a_replayed_file_is_sent_to_the_viewers_page_of_it(
+    served: Served, file: str, select: bool,
+) -> None:
+    name = served.capture
+    url = f"{served.replay_url}/replay/{_quoted(name)}/{file}"
+    sent = httpx.get(url, headers=NAVIGATION, timeout=30)
+    assert sent.status_code == 303
+    where = urllib.parse.urlsplit(sent.headers["location"])
+    assert (where.scheme, where.netloc, where.path) == ("http", urllib.parse.urlsplit(served.url).netloc, "/view")
+    assert urllib.parse.parse_qs(where.query) == {"pdi": [name], **({"select": ["1"]} if select else {})}
+    assert "sec-fetch-mode" in {v.strip().lower() for v in sent.headers["vary"].split(",")}
+    assert sent.headers["content-security-policy"].startswith("default-src 'none'")  # the replay origin's, still
+    shown = httpx.get(sent.headers["location"], timeout=30)
+    assert shown.status_code == 200 and 'class="replay-banner"' in shown.text
+    for fetched in ANSWERED:
+        answer = httpx.get(url, headers=fetched, timeout=30)
+        assert answer.status_code == 200, fetched
+
+
+def test_a_tab_opened_at_a_file_of_no_page_is_told_so_by_the_replay_origin(served: Served) -> None:
+    # a path whose name is no PDI is not sent anywhere: the replay origin's own refusal says what is wrong
+    answer = httpx.get(f"{served.replay_url}/replay/{_quoted('//evil.example/x')}/index.html", headers=NAVIGATION,
+                       timeout=30)
+    assert answer.status_code == 400 and "location" not in answer.headers
+
+
+def test_a_tab_is_sent_to_the_resolver_on_its_own_host_and_never_by_a_malformed_host(tmp_path: Path) -> None:
+    # without --base-url, the resolver is the request's host at its port; a Host no browser sends makes no Location
+    from starlette.testclient import TestClient
+
+    from pdi.server.replay.origin import create_replay_app
+
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+        page = str(archive.add("served.example.us", b"<p>kept</p>", format="html"))
+        client = TestClient(create_replay_app(str(tmp_path / "archive"), archive=archive, resolver_port=8000))
+        path = f"/replay/{_quoted(page)}/index.html"
+        sent = client.get(path, headers={**NAVIGATION, "host": "replay.example:8001"}, follow_redirects=False)
+        assert sent.status_code == 303
+        assert sent.headers["location"] == f"http://replay.example:8000/view?pdi={_quoted(page)}"
+        for host in ("evil.example/x", "a@evil.example", "evil.example\\x"):
+            refused = client.get(path, headers={**NAVIGATION, "host": host}, follow_redirects=False)
+            assert refused.status_code == 400 and "location" not in refused.headers, host
+
+
+#: A versioned name, and a name of it with any fragment: what the path of a replayed file holds.
+NAMES = st.one_of(st.text(min_size=1), st.builds("urn:pdi://served.example.us/2026/12/02/1.html.1#{}".format, st.text()),
+                  st.just("urn:pdi://served.example.us/2026/12/02/1.html.1"))
+
+
+@given(segment=NAMES, file=st.text(min_size=1), select=st.booleans(),
+       quoted=st.booleans(), origin=st.sampled_from(["http://127.0.0.1:8000", "https://pdi.example.org"]))
+def test_a_tab_is_sent_only_to_the_resolvers_viewer_whatever_the_path_holds(
+    segment: str, file: str, select: bool, quoted: bool, origin: str,
+) -> None:
+    held = urllib.parse.quote(segment, safe="") if quoted else segment
+    path = f"/replay/{held}/{'select/' if select else ''}{urllib.parse.quote(file, safe='')}"
+    location = viewer_location("document", "navigate", path, origin)
+    assert viewer_location("iframe", "navigate", path, origin) is None
+    assert viewer_location("document", None, path, origin) is None
+    if location is None:
+        return
+    where = urllib.parse.urlsplit(location)
+    assert f"{where.scheme}://{where.netloc}" == origin and where.path == "/view" and not where.fragment
+    query = urllib.parse.parse_qs(where.query, strict_parsing=True)
+    assert set(query) == ({"pdi", "select"} if select else {"pdi"}) and len(query["pdi"]) == 1
+    # the name the path holds (its canonical form: a series is lower-cased, PDI-GRAMMAR decision 2)
+    assert str(PDI.parse(query["pdi"][0])) == str(PDI.parse(urllib.parse.unquote(held)))
 
 
 def test_the_replay_origin_serves_no_resolver_page(served: Served) -> None:

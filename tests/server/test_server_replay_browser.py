@@ -693,11 +693,12 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
             framed_title = _in_frame(pipe, viewer, "document.title")
             _shot(pipe, viewer, "replay-escapes-viewer.png")
             _in_frame(pipe, viewer, "document.getElementById('go').click()")  # its handler: the frame navigated away
-            # (b) opened top-level, in a tab of its own: no script runs, its handlers are dead
+            # (b) opened top-level, in a tab of its own: sent to the viewer's page, where it is framed under the banner
             alone, _ = _open(pipe, direct)
-            alone_title = _top(pipe, alone, "document.title")
-            alone_out = _top(pipe, alone, "document.getElementById('out').textContent")
-            _top(pipe, alone, "document.getElementById('go').click()")
+            alone_at = _top(pipe, alone, "[location.href, document.querySelector('.replay-banner h1').textContent]")
+            alone_out = json.loads(_in_frame_when(pipe, alone, "document.getElementById('out').textContent",
+                                                  lambda v: len(json.loads(v or "{}")) == len(ATTEMPTS)) or "{}")
+            alone_title = _in_frame(pipe, alone, "document.title")
             _shot(pipe, alone, "replay-escapes-top-level.png")
             # (c) framed by a page of another origin, same-site (127.0.0.1, another port) and cross-site (localhost)
             framed_elsewhere = []
@@ -705,7 +706,7 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
                 elsewhere, _ = _open(pipe, host + "/framing.html")
                 framed_elsewhere.append(_in_frame(pipe, elsewhere, "document.title + ' ' + location.href"))
             _shot(pipe, elsewhere, "replay-escapes-framed-elsewhere.png")
-            # (d) opened by another site's page with window.open: a window of its own, as (b)
+            # (d) opened by another site's page with window.open: a window of its own, sent to the viewer as (b)
             opener, _ = _open(pipe, other + "/opener.html")
             before = set(_page_targets(pipe))
             opened = pipe.call("Runtime.evaluate", {"expression": f"window.open({json.dumps(direct)}) !== null",
@@ -716,8 +717,8 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
                 assert time.monotonic() < deadline, "no window opened"
                 time.sleep(0.1)
             popup = _attach(pipe, popups[0])
-            _loaded(pipe, popup, direct)
-            popup_title = _top(pipe, popup, "[document.title, location.href, document.getElementById('out').textContent]")
+            _loaded(pipe, popup, _view(resolver, name))
+            popup_title = _top(pipe, popup, "[document.querySelector('.replay-banner h1').textContent, location.href]")
             time.sleep(2)  # what the attempts could still send (a refresh, a beacon) has had its time
             pages = set(_page_targets(pipe).values())
     resolver_port = int(resolver.rsplit(":", 1)[1])
@@ -732,9 +733,12 @@ def test_an_archived_page_runs_scripts_only_in_the_viewers_frame_and_never_gets_
     assert out["top"] == "error:SecurityError" and out["open"] == "null" and out["open-resolver"] == "null"
     assert out["fetch"] == "error:TypeError" and out["fetch-resolver"] == "error:TypeError"
     assert out["worker"] == "error:SecurityError"
-    # (b), (d): the page as archived, no script run
-    assert (alone_title, alone_out) == ("Escapes", "")
-    assert popup_title == ["Escapes", direct, ""]
+    # (b), (d): never alone on the replay host: at the viewer's page, under the banner naming it, its script run in
+    # the viewer's frame only, where every way out failed as in (a)
+    assert alone_at == [_view(resolver, name), name]
+    assert alone_title == "scripted" and set(alone_out) == set(ATTEMPTS)
+    assert alone_out["top"] == "error:SecurityError" and alone_out["open"] == "null"
+    assert popup_title == [name, _view(resolver, name)]
     # (c): another site's frame shows nothing of it
     assert all(shown.endswith(" chrome-error://chromewebdata/") for shown in framed_elsewhere), framed_elsewhere
     framed_requests = [h for port, path, h in heard if port != resolver_port and path.startswith("/replay/")]
@@ -808,6 +812,62 @@ def test_an_archived_svg_shown_by_object_and_embed_is_replayed_and_its_script_ne
     assert fetched == {"pic.svg": ("object", site), "pic2.svg": ("embed", site)}
     assert colours["data"] != (208, 0, 0)  # a data: object is not shown: object-src 'self' alone
 
+
+
+#: A page that shows an archived SVG by <object> and an archived image; the SVG is a link to the live web (LIVE).
+LINKED = (
+    b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Linked</title><style>body{margin:0;background:#fff}'
+    b" object,img{display:block;margin:10px;border:0}</style></head><body>"
+    b'<object id="object" data="pic.svg" type="image/svg+xml" width="120" height="80"></object>'
+    b'<img id="img" src="sun.png" alt="sun" width="60" height="40"></body></html>\n'
+)
+LINKED_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="120" height="80">'
+              '<a href="LIVE" xlink:href="LIVE"><rect width="120" height="80" fill="#00a000"/></a></svg>')
+
+
+def test_an_svg_part_opened_in_a_tab_is_shown_in_the_viewer_and_its_link_reaches_nothing(tmp_path: Path) -> None:
+    # A reviewer opened a capture's SVG part in a tab of its own: it stood alone on the replay host, with its
+    # references as archived, and a click on its link went to the live web. Now the tab is sent to the viewer's
+    # page of the capture, whose frame shows the page and its images; a click on the SVG there reaches nothing.
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+    with _witness() as (witness_port, witnessed):
+        live = f"http://127.0.0.1:{witness_port}/live"
+        files = {"/index.html": ("text/html; charset=utf-8", LINKED),
+                 "/pic.svg": ("image/svg+xml", LINKED_SVG.replace("LIVE", live).encode()),
+                 "/sun.png": ("image/png", _png())}
+        with _site(files) as (site, _):
+            got = capture(site + "/index.html", allow_private=True)
+        with Archive.open(location) as archive:
+            name = str(deposit_capture(archive, SERIES, site + "/index.html", got.mhtml).names[0])
+        with with_replay(location) as (resolver, replay), devtools() as pipe:
+            part = f"{replay}/replay/{urllib.parse.quote(name, safe='')}/pic.svg"
+            kept = urllib.request.urlopen(part, timeout=30).read().decode()  # asked with no fetch metadata: the file
+            session, _ = _open(pipe, part)
+            at = _top(pipe, session, "[location.href, document.querySelector('.replay-banner h1').textContent,"
+                                     " document.querySelector('.replay-banner .pdi-name code').textContent]")
+            frame = json.loads(_top(pipe, session, "JSON.stringify(document.querySelector('iframe.replay').getBoundingClientRect())"))
+            box = json.loads(_in_frame(pipe, session, "JSON.stringify(document.getElementById('object').getBoundingClientRect())"))
+            image = _in_frame_when(pipe, session, "document.getElementById('img').naturalWidth", lambda v: v == 60)
+            x, y = frame["x"] + box["x"] + box["width"] / 2, frame["y"] + box["y"] + box["height"] / 2
+            deadline = time.monotonic() + 20
+            while True:  # the object's document is drawn after the page's load event: waited for, not slept for
+                shot = _screenshot(pipe, session)
+                if shot.getpixel((int(x), int(y))) == (0, 160, 0) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            shot.save(SHOTS / "replay-svg-part-opened-in-a-tab.png")
+            for kind, buttons in (("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)):
+                _mouse(pipe, session, kind, x, y, buttons)
+            time.sleep(2)  # what the click could still send has had its time
+            after = _top(pipe, session, "location.href")
+    assert live in kept  # the part holds a link to the live web, as archived
+    # the tab is at the viewer's page, under the banner naming the capture and the URL it was taken from
+    assert at[0] == _view(resolver, name) and at[1].startswith(site + "/index.html captured ") and at[2] == name
+    assert shot.getpixel((int(x), int(y))) == (0, 160, 0) and image == 60  # its frame shows the page and its images
+    assert witnessed == [] and after == _view(resolver, name)  # the click on the SVG's link reached nothing
 
 
 #: A page whose script navigates its own frame to another page replayed on the same origin (OTHER: its path there).

@@ -57,8 +57,8 @@ def test_a_capture_not_held_is_a_page_to_a_browser_and_problem_json_to_a_program
 
 @pytest.mark.parametrize("which", ["not-held", "private", "refused"])
 def test_the_replay_origins_pages_are_dark_for_a_dark_scheme(served: Served, which: str) -> None:
-    if which == "not-held":
-        url = _not_held_url(served)
+    if which == "not-held":  # as the replay origin answers a frame (a tab opened at it is sent to the viewer)
+        url = _as_fetched(_not_held_url(served))
     elif which == "refused":  # a name that is not one (month 13): a 400, as a page (Chromium asks for text/html)
         url = _replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html")
     else:  # the refusal's octets as the replay origin sends them (test_server_signin checks it is sent)
@@ -157,6 +157,14 @@ def _as_served(answer: Response) -> str:
     return "data:text/html;base64," + base64.b64encode(bytes(answer.body)).decode()
 
 
+def _as_fetched(url: str) -> str:
+    """The page the replay origin answers at ``url`` to the viewer's frame, as a ``data:`` URL: a tab of its own
+    opened at a replayed file is sent to the resolver's viewer (``303``), where such a page is shown in the frame."""
+    frame = {"Accept": "text/html,*/*;q=0.8", "Sec-Fetch-Dest": "iframe", "Sec-Fetch-Mode": "navigate",
+             "Sec-Fetch-Site": "same-site"}
+    return "data:text/html;base64," + base64.b64encode(httpx.get(url, headers=frame, timeout=30).content).decode()
+
+
 @pytest.mark.parametrize("width", [1100, 390])
 def test_the_replay_origins_tabs_say_in_words_why_nothing_is_replayed(served: Served, width: int) -> None:
     # the tabs read "Not replayed: gone", "Not replayed: not found", "Not replayed: syntax error" (a problem's title):
@@ -164,7 +172,7 @@ def test_the_replay_origins_tabs_say_in_words_why_nothing_is_replayed(served: Se
     # laid out at its width (it was laid out 980 px wide and drawn at 40 %)
     name = "urn:pdi://closed.example.us/2026/11/22/1.related.1"
     pages = {
-        "not-held": (_not_held_url(served), ["Not replayed: not in this archive", "No page is held under this name"]),
+        "not-held": (_as_fetched(_not_held_url(served)), ["Not replayed: not in this archive", "No page is held under this name"]),
         "withdrawn": (_as_served(not_held(WithdrawnError(f"{name}: withdrawn 2026-11-23T10:00:00Z: a duplicate",
                                                          reason="a duplicate", at="2026-11-23T10:00:00Z", who="root"))),
                       ["Not replayed: withdrawn", "This page was withdrawn: it is not replayed"]),
@@ -172,7 +180,7 @@ def test_the_replay_origins_tabs_say_in_words_why_nothing_is_replayed(served: Se
                     ["Not replayed: this capture is private", "This capture is private: it is not replayed"]),
         "not-a-name": (_replay(served, "urn:pdi://archives.gov.us/2026/13/40/x.related.1", "index.html"),
                        ["Not replayed: not written right"] * 2),
-        "no-such-part": (_replay(served, served.capture, "no-such-part.html"),
+        "no-such-part": (_as_fetched(_replay(served, served.capture, "no-such-part.html")),
                          ["Not replayed: nothing is at this address"] * 2),
     }
     with devtools() as pipe:

@@ -625,9 +625,13 @@ def _browse_signed_in(origin: str, replay_origin: str, sealed: str, capture: str
             "Private captures are not replayed"
         assert _js(pipe, session, "document.querySelector('iframe') === null")
         shots["signed-in-private-capture"] = _shot(pipe, session)
-        # the replay origin itself, which the browser sends the cookie to as well: refused, with a page saying why
+        # the replay origin itself, opened in a tab: sent to the resolver's viewer of the capture, which says why it
+        # is not replayed (its refusal of a request with the cookie: test_the_replay_origin_ignores_the_cookie_…)
         session = _opened(pipe, replay_origin + replay_path(capture))
-        assert _js(pipe, session, "document.querySelector('h1').textContent") == "This capture is private: it is not replayed"
+        _wait(pipe, session, f"location.href === {json.dumps(f'{origin}/view?pdi={_q(capture)}')}"
+                             " && document.readyState === 'complete'", "the tab was not sent to the viewer")
+        assert _js(pipe, session, "document.querySelector('.not-replayed h2').textContent") == \
+            "Private captures are not replayed"
         shots["replay-private-refused"] = _shot(pipe, session)
         session = _opened(pipe, f"{origin}/")
         # signing out: the private document is refused again

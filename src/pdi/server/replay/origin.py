@@ -35,7 +35,13 @@ frames) may frame it; no script runs unless ``scripts``
 (``--replay-scripts``), and then only the page's own, and only in a frame:
 the request's fetch metadata (``Sec-Fetch-Dest``, ``Sec-Fetch-Site``) decides
 (:func:`framed_by_the_resolver`), so a page opened in a window of its own
-(typed, followed, ``window.open``) runs nothing.
+(typed, followed, ``window.open``) runs nothing. Such a page is not even shown
+alone: a window's or a tab's navigation to a replayed file (``Sec-Fetch-Dest:
+document``, ``Sec-Fetch-Mode: navigate``) is answered ``303 See Other`` to the
+resolver's ``/view?pdi=NAME`` (:func:`viewer_location`), so the archive's own
+banner is always above what its replay host shows, and a page cannot stand there
+alone to draw a banner of its own; a client that sends no fetch metadata is
+answered the file, as the viewer's frame, an ``<object>`` and a sub-resource are.
 It sets no cookie and reads none: not the resolver's sign-in cookie either
 (:mod:`pdi.server.pages.signin`), which the browser sends here too (cookies are not
 kept apart by port). A capture of a private series or an embargoed one is
@@ -66,7 +72,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -112,6 +118,9 @@ KEPT_PLANS = 8
 KEPT_BYTES = 64 << 20
 
 _ROOT = re.compile(r"/replay/([^/]+)/(select/)?([^/]+)\Z")
+#: A ``Host`` field as a browser sends it (RFC 9110 §7.2): a name or an IPv4 address, or an IPv6 one in brackets,
+#: and a port.
+_HOST = re.compile(r"(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 
 #: The one script a page replayed for selection runs (``/replay/<name>/select/…``; allowed by its hash):
 #: it names what the reader selects by the source positions the ``<pdi-t>`` pieces carry
@@ -191,6 +200,31 @@ def select_script_hash() -> str:
 FRAMED = frozenset({"iframe", "frame"})
 
 
+def viewer_location(dest: str | None, mode: str | None, path: str, resolver_origin: str | None) -> str | None:
+    """Where a top-level navigation to a replayed page's file is sent instead (``303``): the resolver's viewer of
+    that page, ``RESOLVER/view?pdi=NAME`` (``&select=1`` for a page replayed for selection), so the archive's
+    banner always stands above what its replay origin shows; ``None`` for any other request, which is answered.
+
+    A navigation of a window or a tab (typed, followed, ``window.open``) says ``Sec-Fetch-Dest: document`` and
+    ``Sec-Fetch-Mode: navigate`` (W3C Fetch Metadata Request Headers §2.1, §2.3); the viewer's frame (``iframe``),
+    an ``<object>`` or ``<embed>`` and every sub-resource say otherwise, and a client that sends no fetch metadata
+    (curl, a web archive's crawler, an old browser) is answered as before. ``path`` is the request's raw path
+    (``/replay/<name>/<file>``); a name that is no PDI is answered too (its refusal says why). The location is
+    the resolver's origin followed by the name the path holds, percent-encoded whole: nothing of the request can
+    name another host.
+    """
+    if dest != "document" or mode != "navigate" or resolver_origin is None:
+        return None
+    found = _ROOT.match(path)
+    if found is None:
+        return None
+    try:
+        name = str(PDI.parse(unquote(found.group(1))))
+    except PDIError:
+        return None
+    return f"{resolver_origin}/view?pdi={quote(name, safe='')}" + ("&select=1" if found.group(2) else "")
+
+
 def content_security_policy(
     resolver_origin: str | None, *, scripts: bool = False, select: bool = False, framed_anywhere: bool = False
 ) -> str:
@@ -248,7 +282,7 @@ def security_headers(
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
-        (b"vary", b"Sec-Fetch-Dest, Sec-Fetch-Site"),
+        (b"vary", b"Sec-Fetch-Dest, Sec-Fetch-Mode, Sec-Fetch-Site"),
     ]
 
 
@@ -278,7 +312,9 @@ class _Guarded(HTTPMiddleware):
     another port). Archived scripts (``scripts``) run only in an answer the
     fetch metadata says is framed (:func:`framed_by_the_resolver`), and only
     in a page's root (``index.html``); the selection script too: opened in a
-    window or a tab, nothing replayed runs.
+    window or a tab, nothing replayed runs. A window's or a tab's navigation to
+    a replayed file is not answered with it at all but sent to the resolver's
+    viewer of its page (:func:`viewer_location`, ``303``).
     """
 
     def __init__(
@@ -289,16 +325,23 @@ class _Guarded(HTTPMiddleware):
         self.resolver_port = resolver_port
         self.scripts = scripts
 
+    def _origin(self, request: Request, *, checked: bool = False) -> str | None:
+        """The resolver's origin: as configured, or the request's own scheme and host at the resolver's port;
+        ``checked``, none of a host no browser sends (HostField refuses a malformed one only after this)."""
+        if self.resolver_origin is not None or self.resolver_port is None:
+            return self.resolver_origin
+        if checked and not _HOST.fullmatch(request.headers.get("host", "")):
+            return None
+        host = request.url.hostname or "127.0.0.1"
+        shown = f"[{host}]" if ":" in host else host
+        return f"{request.url.scheme}://{shown}:{self.resolver_port}"
+
     def _headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
         raw = scope.get("raw_path") or scope.get("path", "").encode()
         found = _ROOT.match(raw.decode("latin-1").split("?", 1)[0])
         request = Request(scope)
-        origin = self.resolver_origin
+        origin = self._origin(request)
         replay_host = request.url.hostname
-        if origin is None and self.resolver_port is not None:
-            host = replay_host or "127.0.0.1"
-            shown = f"[{host}]" if ":" in host else host
-            origin = f"{request.url.scheme}://{shown}:{self.resolver_port}"
         resolver_host = urlsplit(origin).hostname if origin is not None else None
         framed = framed_by_the_resolver(
             request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-site"), resolver_host, replay_host
@@ -314,6 +357,14 @@ class _Guarded(HTTPMiddleware):
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = self._headers(scope)
         names = {key for key, _ in headers}
+        answer: ASGIApp = self.app
+        if scope["method"] in ("GET", "HEAD"):  # a tab opened at a replayed file: the viewer's page, banner and all
+            request = Request(scope)
+            raw = scope.get("raw_path") or scope.get("path", "").encode()
+            location = viewer_location(request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-mode"),
+                                       raw.decode("latin-1").split("?", 1)[0], self._origin(request, checked=True))
+            if location is not None:
+                answer = RedirectResponse(location, status_code=303, headers={"cache-control": "no-store"})
 
         async def guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -325,7 +376,7 @@ class _Guarded(HTTPMiddleware):
                 message = {**message, "headers": [*kept, *added]}
             await send(message)
 
-        await self.app(scope, receive, guarded)
+        await answer(scope, receive, guarded)
 
 
 @dataclass(frozen=True)
@@ -655,4 +706,5 @@ __all__ = [
     "replay_path",
     "replayable",
     "security_headers",
+    "viewer_location",
 ]
