@@ -86,8 +86,8 @@ DEFAULT_CACHE_MIB = 32
               "(default: each request's host at --replay-port).")
 @click.option("--replay-scripts", is_flag=True, help="Let archived pages' own scripts run when replayed "
               "(only in the viewer's sandboxed frame, of an opaque origin, fetching nothing, but still able to reach a "
-              "host by WebRTC or a name looked up: for pages you trust; a page opened in a window of its own runs "
-              "none); default: none runs.")
+              "host by WebRTC or a name looked up: for pages you trust; a page opened in a window of its own is sent "
+              "to the viewer's page); default: none runs.")
 @click.option("--oai-admin-email", metavar="ADDRESS", help="The address OAI-PMH's Identify gives harvesters "
               "(/oai; default: postmaster@ this host).")
 @click.option("--timemap-page", default=TIMEMAP_PAGE, show_default=True, type=click.IntRange(1, 100_000),
