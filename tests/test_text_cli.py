@@ -101,12 +101,45 @@ def test_text_exit_statuses(tmp_path: Path) -> None:
     assert usage.returncode == 2
 
 
+def test_what_the_passage_does_not_show_is_said_on_stderr(tmp_path: Path) -> None:
+    """A selection clamped at the end, a check for another charset left unmade and a part of a draft-wilde fragment
+    ignored are said on stderr (the passage alone on stdout, exit 0), as `pdi get` says a clamped name: a reader who
+    sees only the passage would take a check of the wrong charset for one that held."""
+    path = str(_file(tmp_path))
+    # RFC 5147 §2.1: CRLF, LF, CR and NEL each end a line, so TEXT has 5 lines and line=3,9 runs to its end
+    clamped = _run(path, "line=3,9")
+    assert (clamped.returncode, clamped.stdout) == (0, "four\x85five")
+    assert clamped.stderr == "warning: line=3,9 reaches past the end: clamped to it\n"
+    assert _run(path, "line=3,5").stderr == ""  # line 5 is the end itself: nothing clamped
+
+    wrong = hashlib.md5(b"not the text").hexdigest()
+    unmade = _run(path, f"char=0,3;md5={wrong},ISO-8859-1")  # the file is read as UTF-8 (§2.3: not this check's)
+    assert (unmade.returncode, unmade.stdout) == (0, "ünë")
+    assert f"md5={wrong},ISO-8859-1 was not made" in unmade.stderr
+    assert "--transcode" in unmade.stderr
+    assert _run(path, f"char=0,3;md5={wrong},ISO-8859-1", "--transcode").returncode == 3  # made, it fails
+    latin1 = hashlib.md5(TEXT.encode("latin-1")).hexdigest()
+    made = _run(path, f"char=0,3;md5={latin1},ISO-8859-1", "--transcode")
+    assert (made.returncode, made.stdout, made.stderr) == (0, "ünë", "")
+
+    many = _run(path, "char=0,1" + "".join(f";length={n},ISO-8859-1" for n in range(1, 9)))
+    assert many.returncode == 0
+    assert len(many.stderr.splitlines()) == 6  # five checks named, then how many more
+    assert many.stderr.splitlines()[-1] == "… and 3 more like them"
+
+    # draft-wilde §3: a range whose counts are not properly ordered is ignored, the rest of the fragment used
+    wilde = _run(path, "char(5,2)char(1,3)", "--syntax", "wilde")  # 1-based and closed: the first three
+    assert (wilde.returncode, wilde.stdout) == (0, "ünë")
+    assert wilde.stderr == "warning: char(5,2): range is not properly ordered: ignored\n"
+
+
 def test_text_empty_file(tmp_path: Path) -> None:
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")
     result = CliRunner().invoke(cli, ["text", str(path), "line=0,5", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["clamped"] is True
+    assert json.loads(result.stdout)["clamped"] is True
+    assert result.stderr == "warning: line=0,5 reaches past the end: clamped to it\n"
 
 
 def test_a_passage_piped_on_keeps_its_escape_sequences_octet_for_octet(tmp_path: Path) -> None:

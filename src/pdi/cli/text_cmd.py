@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import click
 
+from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped
 from pdi.errors import LimitError, NotFoundError, ParseError
 from pdi.fragments import Range
 from pdi.fragments.text import (
@@ -111,6 +112,9 @@ def text_command(
 ) -> None:
     """Print the passage of text FILE that FRAGMENT identifies (a leading '#' is allowed).
 
+    What the passage does not show is said on stderr: a selection clamped at
+    the end, a check not made (for another charset: --transcode), a part ignored.
+
     Exit status: 0 success, 1 syntax error, 3 integrity check failed
     (RFC 5147 length=/md5=), 4 no such file, 6 unsupported (a charset
     that is neither registered nor a text codec, or an unknown
@@ -150,8 +154,20 @@ def _make(data: Buffer, charset: str | None, spec: str, *, md5: bool, length: bo
     click.echo(str(fragment))
 
 
+#: The most lines said on stderr of one kind (parts ignored, checks not made): a fragment may hold thousands.
+NOTES_MOST: Final = 5
+
+
+def _at_most(lines: list[str]) -> list[str]:
+    """``lines``, or the first :data:`NOTES_MOST` of them and a line saying how many more there were."""
+    if len(lines) <= NOTES_MOST:
+        return lines
+    return [*lines[:NOTES_MOST], f"… and {len(lines) - NOTES_MOST:,} more like them"]
+
+
 def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_json: bool, transcode: bool) -> None:
     out: dict[str, Any]
+    notes: list[str] = []  # what the passage alone does not show: said on stderr, as pdi get says it
     charset = declared or _UNDECLARED
     if syntax == "pdi":
         scheme, positions = parse_pdi_text_fragment(text)
@@ -172,6 +188,15 @@ def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_js
                 text, data, charset=charset, transcode=transcode, undeclared=declared is None
             )
         selected = selection.text
+        notes += _at_most([f"warning: {clipped(part, MESSAGE_MOST)}: ignored" for part in selection.ignored])
+        notes += _at_most([
+            f"note: the integrity check {clipped(str(outcome.check), NAME_MOST)} was not made: "
+            f"{clipped(outcome.detail, MESSAGE_MOST)}"
+            + ("; --transcode applies it to the text encoded in that charset"
+               if outcome.check.known and outcome.check.charset is not None and not transcode else "")
+            for outcome in selection.checks
+            if outcome.status == "unchecked"
+        ])
         out = {
             "ranges": _ranges(selection.ranges),
             "text": selected,
@@ -180,6 +205,10 @@ def _select(data: Buffer, declared: str | None, text: str, syntax: str, *, as_js
         }
         if selection.ignored:
             out["ignored"] = list(selection.ignored)
+    if out["clamped"]:
+        notes.insert(0, f"warning: {clipped(text, NAME_MOST)} reaches past the end: clamped to it")
+    for line in notes:
+        click.echo(line, err=True)
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False))
     else:
