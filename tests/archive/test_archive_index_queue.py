@@ -180,6 +180,11 @@ def test_the_command_line_says_pending_and_pdi_index_drains(tmp_path: Path) -> N
     found = runner.invoke(cli, ["search", "wombat", "--archive", where])
     assert found.exit_code == 0 and found.stdout == ""
     assert "index pending: the text of 1 name is not searched yet (pdi index)" in found.stderr
+    # the word is in the queued text: the note on the miss says that texts not searched yet may hold it, never
+    # that no passage holds it
+    assert "no passage holds" not in found.stderr
+    assert "note: no passage searched holds every one of these words, but the texts not searched yet may" \
+        " (pdi index searches them)" in found.stderr
     as_json = json.loads(runner.invoke(cli, ["search", "wombat", "--json", "--archive", where]).stdout)
     assert as_json["pending"] == 1 and as_json["hits"] == []
     listed = runner.invoke(cli, ["index", "--pending", "--archive", where])

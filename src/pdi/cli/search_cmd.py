@@ -59,8 +59,13 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
         click.echo(str(hit.name))
         click.echo("    " + one_line("".join(shown)).rstrip())  # a passage's last line ending: no trailing space
     if not results.hits and after is None:  # on standard error: a script reads no hit from an empty output
-        click.echo("note: no passage holds every one of these words: try fewer words, other spellings,"
-                   " or a phrase's words without its quotes", err=True)
+        if results.pending:  # the texts not searched yet may hold them: "no passage holds" would be untrue
+            click.echo("note: no passage searched holds every one of these words, but the texts not searched yet"
+                       " may (pdi index searches them); else try fewer words, other spellings, or a phrase's words"
+                       " without its quotes", err=True)
+        else:
+            click.echo("note: no passage holds every one of these words: try fewer words, other spellings,"
+                       " or a phrase's words without its quotes", err=True)
         if results.note:  # why, where the archive can tell: a database folding only ASCII letters
             click.echo(f"note: {results.note}", err=True)
     if results.next is not None:
