@@ -51,7 +51,9 @@ def annotate_cmd(
     """Export a name as a W3C Web Annotation, or find the names annotations point at.
 
     Exactly one of --export, --import and --native. Exit status 4 when an
-    imported quote is not in its document, or a text directive's text is not.
+    imported quote is not in its document, or when no text directive of a
+    --native name is found (one of several not found is a 'missing:' line,
+    exit 0, as the resolver answers the directives it finds).
     """
     chosen = [x for x in (export_name, import_file, native_name) if x is not None]
     if len(chosen) != 1:
