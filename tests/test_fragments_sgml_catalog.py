@@ -326,6 +326,15 @@ def test_sgml_add_refuses_a_dtd_onsgmls_reports_errors_in_naming_file_and_line(t
     assert f"{broken}:{expected[0]}" in refused.output.replace("\n", " ") or f"{broken}:{expected[0]}" in refused.stderr
     assert not (Path(archive) / "sgml" / "broken.dtd").exists()
     assert not (Path(archive) / "sgml" / "catalog").exists()  # nor its identifier
+    # its own text is wrong, no file is missing: no word of adding a module first (found in a new user's trial:
+    # pdi told them to add a module or entity file before a DTD that names none)
+    assert "added first" not in refused.stderr
+    # a public entity no catalog knows is missing too, and is said so with what to do
+    public = tmp_path / "given" / "public.dtd"
+    public.write_text('<!ENTITY % p PUBLIC "-//ACME//ENTITIES Nowhere//EN">\n%p;\n', encoding="ascii")
+    unknown = runner.invoke(cli, ["sgml", "add", str(public), "--archive", archive])
+    assert unknown.exit_code == ParseError.exit_code
+    assert "; a module or entity file it names is added first" in " ".join(unknown.stderr.split())
     # a DTD naming a module the folder does not hold yet is refused, saying so; added after it, it is taken
     main = tmp_path / "given" / "main.dtd"
     main.write_text('<!ENTITY % parts SYSTEM "parts.mod">\n%parts;\n', encoding="ascii")

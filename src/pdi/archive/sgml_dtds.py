@@ -30,6 +30,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from pdi.archive.blobs.files import fsync_dir, write_new
 from pdi.archive.modes import make_folder, modes_in
@@ -209,6 +210,11 @@ def dtd_files(folder: Path) -> list[DtdFile]:
     return found
 
 
+#: What onsgmls says of a file or public text a DTD names that it could not find (OpenSP's messages).
+_MISSED: Final = ("cannot find", "cannot open", "cannot generate system identifier",
+                   "no system identifier could be generated")
+
+
 def add_dtd(folder: Path, source: Path, *, public: str | None = None, name: str | None = None) -> DtdFile:
     """Copy the DTD (or entity) file ``source`` into the archive's SGML folder as ``name`` (default: its own
     name), and with ``public`` have the catalog send that public identifier to it; the folder is made if there
@@ -248,8 +254,11 @@ def add_dtd(folder: Path, source: Path, *, public: str | None = None, name: str 
         errors = dtd_errors(data, name, SgmlCatalog(str(folder)) if folder.is_dir() else None, shown=str(source))
         if errors:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise ParseError(f"{source} is not a DTD onsgmls reads, so it was not added: {errors[0]}{more}; a module"
-                             " or entity file it names is added first", rule="dtd")
+            # what to do, where onsgmls missed a file the DTD names (not for a DTD whose own text is wrong)
+            hint = "; a module or entity file it names is added first" if any(
+                said in error for error in errors for said in _MISSED) else ""
+            raise ParseError(f"{source} is not a DTD onsgmls reads, so it was not added: {errors[0]}{more}{hint}",
+                             rule="dtd")
     try:  # of the rule of the folder it is made in (an archive's: pdi.archive.modes), whatever the umask
         make_folder(folder, modes_in(folder.parent).folder, parents=True)
     except OSError as exc:
