@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from test_server_annotations import ANNO, PROFILE, Server, created, note, server, w3c_musts
 
 from pdi.archive.kept_annotations import check_annotation
-from pdi.errors import ParseError
+from pdi.errors import ParseError, UnsupportedError
 
 __all__ = ["server"]  # the fixture, shared with the protocol's tests
 
@@ -80,6 +80,26 @@ def test_a_target_or_body_that_names_no_resource_is_refused_where_it_is(
         check_annotation(sent)
     assert refused.value.details == {"pointer": pointer}
     assert f"at {pointer}" in str(refused.value)
+
+
+def test_an_annotation_without_a_context_or_a_type_is_told_it_has_none() -> None:
+    """A client that left @context out was told it was null ("…, not null, at /@context"), as if it had sent
+    "@context": null: the refusal says that this one has none; a context or type sent wrong is quoted as sent."""
+    sent = annotation(PAGE)
+    del sent["@context"]
+    assert not w3c_valid(sent)  # the Data Model requires it (§3.1), and so do the W3C's schemas
+    with pytest.raises(UnsupportedError) as refused:
+        check_annotation(sent)
+    assert "and this one has none" in str(refused.value) and "null" not in str(refused.value)
+    assert refused.value.details == {"pointer": "/@context"}
+    with pytest.raises(UnsupportedError, match="not null, at /@context"):
+        check_annotation({**annotation(PAGE), "@context": None})
+    untyped = annotation(PAGE)
+    del untyped["type"]
+    with pytest.raises(ParseError, match="Annotation, and this one has none, at /type"):
+        check_annotation(untyped)
+    with pytest.raises(ParseError, match='Annotation, not "Note", at /type'):
+        check_annotation({**annotation(PAGE), "type": "Note"})
 
 
 def test_a_selector_refined_thousands_deep_is_checked_without_recursion() -> None:

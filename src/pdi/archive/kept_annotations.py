@@ -117,11 +117,12 @@ def check_annotation(data: object) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise _refused(f"an annotation is a JSON object, not {_json(data)}", "", "annotation")
     if not _is_context(data.get("@context")):
-        raise _refused(f"an annotation's @context is (or includes) {CONTEXT}, not {_json(data.get('@context'))}",
+        given = f"not {_json(data['@context'])}" if "@context" in data else "and this one has none"
+        raise _refused(f"an annotation's @context is (or includes) {CONTEXT}, {given}",
                        "/@context", "@context", UnsupportedError)
     if "Annotation" not in _types(data.get("type")):
-        raise _refused(f"an annotation's type is (or includes) Annotation, not {_json(data.get('type'))}", "/type",
-                       "type")
+        given = f"not {_json(data['type'])}" if "type" in data else "and this one has none"
+        raise _refused(f"an annotation's type is (or includes) Annotation, {given}", "/type", "type")
     if data.get("target") in (None, [], ""):
         raise _refused("an annotation needs a target (Web Annotation Data Model §3.1)", "/target", "target")
     if "body" in data and "bodyValue" in data:
