@@ -145,7 +145,7 @@ PAGES = {
                    " && document.getElementById('search-q').value === '北京'"),
     # a search nothing holds: said so, the words kept in the box to change, and where else to look
     "search-nothing": ("/search?q=zzzzqqq", "document.querySelector('ol.hits') === null"
-                       " && document.querySelector('main').innerText.includes('No passage holds all these words.')"
+                       " && document.querySelector('main').innerText.includes('No passage searched so far holds all these words')"
                        " && document.getElementById('search-q').value === 'zzzzqqq'"
                        " && document.querySelector('main a[href=\"/series\"]') !== null"),
     # the error pages (pdi.server.pages.problem_pages), each in the app's layout with its status' heading:

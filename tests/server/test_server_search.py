@@ -97,6 +97,9 @@ def test_pdi_serve_indexer_drains_the_queue_and_the_page_says_pending_until_then
         page = httpx.get(f"http://127.0.0.1:{port}/search", params={"q": "narwhal"}, timeout=30)
         assert page.status_code == 200
         assert "Index pending: the text of 1 document deposited lately is not searched yet" in page.text
+        # the narwhal is in the text not searched yet: the page never says that no passage holds it
+        assert "No passage holds" not in page.text
+        assert "No passage searched so far holds all these words; the text not searched yet may." in page.text
         assert httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "narwhal"}, timeout=30).json()["pending"] == 1
     with serving(location, "--indexer") as (_, port):
         deadline = time.monotonic() + 90

@@ -208,7 +208,10 @@ class SearchPages(ArchiveHandlers):
             start = f' start="{int(after) + 1}"' if after else ""
             found = f'<ol class="hits"{start} aria-label="Results">{items}</ol>'
         else:
-            found = "<p>No passage holds all these words." + (_next_steps(query, series) if first else " (No more results.)") + "</p>"
+            # while texts wait for the indexer, one of them may hold the words: "no passage holds" would be untrue
+            missed = ("No passage searched so far holds all these words; the text not searched yet may."
+                      if results.pending and first else "No passage holds all these words.")
+            found = f"<p>{missed}" + (_next_steps(query, series) if first else " (No more results.)") + "</p>"
             if results.note:
                 found += f'<p class="pending" role="note" id="search-note">{esc(results.note[0].upper() + results.note[1:])}.</p>'
         following = _next_url("/search", request, results)
