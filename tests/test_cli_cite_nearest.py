@@ -79,3 +79,13 @@ def test_a_cited_name_of_a_series_not_here_is_still_unchecked(held: tuple[str, s
     code, out, _ = _run(["cite", f"{page}@388={other}#line=5,6"])
     assert code == 0
     assert out.endswith(f"check\tunchecked: the cited document is not here: {other} is not in this archive\n")
+
+
+def test_a_citing_name_of_a_series_not_here_is_not_found(held: tuple[str, str, datetime.date]) -> None:
+    """The position is checked in A, so an A not here is not found (exit 4) whatever its series, where a B of a
+    series not minted here is unchecked (exit 0): `pdi cite --help` and the citations reference say both."""
+    text, page, _ = held
+    other = page.replace(S, "other.gov.us")
+    code, out, err = _run(["cite", f"{other}@388={text}#line=5,6"])
+    assert (code, out) == (4, "")
+    assert err == f"pdi: not found: {other} is not in this archive; this archive holds no series other.gov.us\n"
