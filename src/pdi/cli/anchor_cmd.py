@@ -43,6 +43,9 @@ def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
     to_version = version_named(name, to)  # --to as a version's own name: its number
     with open_archive(archive) as opened:
         answer = anchor(opened, name, to_version)
+    from pdi.cli.get_run import say_lenient
+
+    say_lenient(name)
     if as_json:
         click.echo(json.dumps(answer.to_json()))
         return

@@ -252,6 +252,21 @@ def _binary_on_terminal(result: Resolved, output: str | None) -> bool:
     return False
 
 
+def say_lenient(name: str) -> None:
+    """Say on stderr each lenient reading of ``name`` (PDI-GRAMMAR.md: a missing version read as 1, a one-digit
+    month or day padded, a version's leading zeros: "the lenient parser supplies … and says so"), as ``pdi parse``
+    says them; a name that does not parse says nothing here (the command's own refusal names what is wrong)."""
+    from pdi.errors import PDIError
+    from pdi.identifier import PDI
+
+    try:
+        readings = PDI.parse(name).warnings
+    except PDIError:
+        return
+    for reading in readings:
+        say(f"warning: {clipped(reading, MESSAGE_MOST)}", err=True)
+
+
 def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: str) -> int:
     """Do what ``pdi get`` does with these arguments (read by click or by :mod:`pdi.cli.fast_get`); the exit status.
 
@@ -273,6 +288,7 @@ def run_get(pdi: str, *, output: str | None, latest: bool, info: bool, archive: 
             located = opened.locate(pdi, latest=latest)
         except NotFoundError as exc:  # only this path reads more: what the archive holds near the name
             raise opened.not_found(exc, pdi) from None
+        say_lenient(pdi)
         if isinstance(located, Generic):
             _print_generic(located)
             return 0

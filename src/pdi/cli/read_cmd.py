@@ -225,6 +225,9 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
 
     with open_archive(archive) as opened:
         result = opened.cite(citation)
+    from pdi.cli.get_run import say_lenient
+
+    say_lenient(citation)
     check = result.check
     fields = result.to_json()
     if as_json:
