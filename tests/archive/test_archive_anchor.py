@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from pdi.archive import Archive, Content
 from pdi.archive.anchoring import anchor
 from pdi.cli import cli
+from pdi.errors import OrphanedError
 
 S = "court.example.us"
 V1 = (
@@ -68,12 +69,33 @@ def test_cli_exact_fuzzy_orphaned_and_line(location: str) -> None:
 
     got = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#line=3,4", "--to", "latest"])
     assert got.exit_code == 12, got.output
-    assert got.output.startswith(f"pdi: passage orphaned: {text}#line=3,4: the passage is not in version 2")
+    said = [line for line in got.stderr.splitlines() if not line.startswith("note: ")]
+    assert said[0].startswith(f"pdi: passage orphaned: {text}#line=3,4: the passage is not in version 2")
 
     # a citation by lines whose lines map whole is answered by lines: line 0 of v1 is line 2 of v2
     got = runner.invoke(cli, ["anchor", "--archive", location, f"{text}#line=0,1", "--to", "2"])
     assert got.exit_code == 0, got.output
     assert got.output.splitlines()[0] == f"{v2}#line=2,3"
+
+
+def test_cli_says_why_an_orphaned_passage_was_not_searched_for_as_the_api_does(tmp_path: Path) -> None:
+    """An orphan's notes (each way of finding it not tried, and why) were in /api/anchor's problem only: pdi anchor
+    said the passage was not there and nothing of a search it never made (a short quote is not searched fuzzily)."""
+    location = str(tmp_path / "a")
+    text, _ = _deposit(location)
+    a, b = _span(V1, "stands.")  # seven characters of the line version 2 deleted: under 12, no fuzzy search
+    with Archive.open(location) as archive:
+        try:
+            anchor(archive, f"{text}#char={a},{b}", 2)
+        except OrphanedError as exc:
+            notes = list(exc.details["notes"])  # type: ignore[call-overload]
+        else:
+            raise AssertionError("not orphaned")
+    assert "a quote under 12 characters is not searched fuzzily" in notes
+    got = CliRunner().invoke(cli, ["anchor", "--archive", location, f"{text}#char={a},{b}", "--to", "2"])
+    assert got.exit_code == 12, got.output
+    assert got.stderr.splitlines()[:-1] == [f"note: {note}" for note in notes]
+    assert got.stderr.splitlines()[-1].startswith("pdi: passage orphaned: ")
 
 
 def test_cli_finds_a_renumbered_list_item_fuzzily_with_its_score_and_status_0(tmp_path: Path) -> None:

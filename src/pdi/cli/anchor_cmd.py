@@ -35,14 +35,22 @@ def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
     CRLF-canonical text; line= when NAME cites lines and they map whole) and
     how it was found (exact, quote or fuzzy, with a score; a list item whose
     only change is its number, "3." become "4.", is fuzzy). Exit status 0:
-    found; 12: orphaned (not in that version); 13: ambiguous (several
+    found; 12: orphaned (not in that version; a note on stderr says each
+    way of finding it that was not tried, and why); 13: ambiguous (several
     places fit as well; listed on stderr).
     """
     from pdi.archive.anchoring import anchor, version_named
 
     to_version = version_named(name, to)  # --to as a version's own name: its number
+    from pdi.errors import OrphanedError
+
     with open_archive(archive) as opened:
-        answer = anchor(opened, name, to_version)
+        try:
+            answer = anchor(opened, name, to_version)
+        except OrphanedError as exc:  # why not, as /api/anchor's problem says it: each method skipped, a line
+            for note in (exc.details or {}).get("notes", ()):
+                click.echo(f"note: {one_line(str(note))}", err=True)
+            raise
     from pdi.cli.get_run import say_lenient
 
     say_lenient(name)
