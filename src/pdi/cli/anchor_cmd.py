@@ -48,7 +48,8 @@ def anchor_cmd(name: str, to: str, as_json: bool, archive: str) -> None:
         try:
             answer = anchor(opened, name, to_version)
         except OrphanedError as exc:  # why not, as /api/anchor's problem says it: each method skipped, a line
-            for note in (exc.details or {}).get("notes", ()):
+            notes = exc.details.get("notes")
+            for note in notes if isinstance(notes, list) else ():
                 click.echo(f"note: {one_line(str(note))}", err=True)
             raise
     from pdi.cli.get_run import say_lenient
