@@ -24,12 +24,22 @@ TIMER = DEPLOY / "pdi-backup.timer"
 EXPOSURE_AT_MOST = 2.0
 
 
-def _runnable_copies(tmp_path: Path) -> tuple[Path, Path]:
-    """Both units, ExecStart's /opt/pdi/bin/pdi replaced by a binary that exists here (verify checks it does)."""
-    service, timer = tmp_path / SERVICE.name, tmp_path / TIMER.name
-    service.write_text(SERVICE.read_text().replace("/opt/pdi/bin/pdi", "/bin/true"))
-    timer.write_text(TIMER.read_text())
+def _runnable_copies(tmp_path: Path, units: tuple[Path, Path] = (SERVICE, TIMER)) -> tuple[Path, Path]:
+    """Both ``units`` (a service and its timer) copied into ``tmp_path``, ExecStart's /opt/pdi/bin/pdi replaced by a
+    binary that exists here (verify checks it does)."""
+    service, timer = tmp_path / units[0].name, tmp_path / units[1].name
+    service.write_text(units[0].read_text().replace("/opt/pdi/bin/pdi", "/bin/true"))
+    timer.write_text(units[1].read_text())
     return service, timer
+
+
+def _exposure_is_low(service: Path, cwd: Path) -> None:
+    """``systemd-analyze security --offline=yes`` scores ``service`` at most :data:`EXPOSURE_AT_MOST`."""
+    run = _analyze("security", "--offline=yes", f"--threshold={int(EXPOSURE_AT_MOST * 10)}", str(service), cwd=cwd)
+    level = re.search(rf"Overall exposure level for {re.escape(service.name)}: (\d+\.\d)", run.stdout)
+    assert level is not None, run.stdout + run.stderr
+    assert float(level.group(1)) <= EXPOSURE_AT_MOST, run.stdout
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_systemd_analyze_verify_accepts_the_timer_and_its_service(tmp_path: Path) -> None:
@@ -48,11 +58,7 @@ def test_systemd_analyze_verify_catches_a_broken_timer(tmp_path: Path) -> None:
 
 def test_the_backup_service_exposure_is_low(tmp_path: Path) -> None:
     service, _ = _runnable_copies(tmp_path)
-    run = _analyze("security", "--offline=yes", f"--threshold={int(EXPOSURE_AT_MOST * 10)}", str(service), cwd=tmp_path)
-    level = re.search(r"Overall exposure level for pdi-backup\.service: (\d+\.\d)", run.stdout)
-    assert level is not None, run.stdout + run.stderr
-    assert float(level.group(1)) <= EXPOSURE_AT_MOST, run.stdout
-    assert run.returncode == 0, run.stdout + run.stderr
+    _exposure_is_low(service, tmp_path)
 
 
 def test_the_units_agree_with_pdi_service() -> None:

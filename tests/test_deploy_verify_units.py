@@ -18,22 +18,19 @@ import sys
 from pathlib import Path
 
 from pdi.archive import Archive
+from test_deploy_backup_units import _exposure_is_low
+from test_deploy_backup_units import _runnable_copies as _copies
 from test_deploy_systemd import _analyze, _settings
 
 DEPLOY = Path(__file__).resolve().parents[1] / "docs" / "deploy"
 SERVICE = DEPLOY / "pdi-verify.service"
 TIMER = DEPLOY / "pdi-verify.timer"
-EXPOSURE_AT_MOST = 2.0
 #: docs/reference/operate.md's PdiFixityStale: time() - pdi_fixity_oldest_check_timestamp_seconds > 40 * 86400
 STALE_DAYS = 40
 
 
 def _runnable_copies(tmp_path: Path) -> tuple[Path, Path]:
-    """Both units, ExecStart's /opt/pdi/bin/pdi replaced by a binary that exists here (verify checks it does)."""
-    service, timer = tmp_path / SERVICE.name, tmp_path / TIMER.name
-    service.write_text(SERVICE.read_text().replace("/opt/pdi/bin/pdi", "/bin/true"))
-    timer.write_text(TIMER.read_text())
-    return service, timer
+    return _copies(tmp_path, (SERVICE, TIMER))
 
 
 def test_systemd_analyze_verify_accepts_the_timer_and_its_service(tmp_path: Path) -> None:
@@ -45,11 +42,7 @@ def test_systemd_analyze_verify_accepts_the_timer_and_its_service(tmp_path: Path
 
 def test_the_verify_service_exposure_is_low(tmp_path: Path) -> None:
     service, _ = _runnable_copies(tmp_path)
-    run = _analyze("security", "--offline=yes", f"--threshold={int(EXPOSURE_AT_MOST * 10)}", str(service), cwd=tmp_path)
-    level = re.search(r"Overall exposure level for pdi-verify\.service: (\d+\.\d)", run.stdout)
-    assert level is not None, run.stdout + run.stderr
-    assert float(level.group(1)) <= EXPOSURE_AT_MOST, run.stdout
-    assert run.returncode == 0, run.stdout + run.stderr
+    _exposure_is_low(service, tmp_path)
 
 
 def test_the_units_agree_with_pdi_service_and_the_fixity_alert() -> None:
