@@ -331,6 +331,13 @@ def test_pdi_annotate(archive: Archive, tmp_path: Path) -> None:
     bad.write_text("{not json")
     out = runner.invoke(cli, ["annotate", "--import", str(bad), *where])
     assert out.exit_code == ParseError.exit_code and "not JSON" in out.stderr
+    # an export of no annotation (a W3C list, a Hypothesis search of no rows): nothing printed, and said so
+    for nothing in ("[]", '{"total": 0, "rows": []}'):
+        empty = tmp_path / "empty.json"
+        empty.write_text(nothing)
+        out = runner.invoke(cli, ["annotate", "--import", str(empty), "--pdi", page, *where])
+        assert (out.exit_code, out.stdout) == (0, ""), out.output
+        assert out.stderr == f"note: {empty} holds no annotation: nothing was looked for\n"
 
 
 def test_api_annotation_and_resolve_of_aliases(archive: Archive) -> None:

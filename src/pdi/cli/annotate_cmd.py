@@ -42,7 +42,7 @@ MAX_FILE = 64 << 20
                    " without it each target's source must be a PDI.")
 @click.option("--native", "native_name", metavar="NAME",
               help="Print the native name a browser fragment (#:~:text=, #t=, #xywh=) equals.")
-@click.option("--json", "as_json", is_flag=True, help="With --import or --native: print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="With --import or --native: print JSON (--export prints JSON always).")
 @archive_option
 def annotate_cmd(
     export_name: str | None, import_file: str | None, document: str | None,
@@ -77,6 +77,9 @@ def annotate_cmd(
         for r in results:
             shown = str(r.name) if r.name is not None else "-"
             click.echo(f"{r.status}\t{shown}\t{one_line(r.message)}")
+        if not results:  # an empty list, or an export of nothing: said, where nothing was printed at all
+            source = "standard input" if import_file == "-" else import_file
+            click.echo(f"note: {source} holds no annotation: nothing was looked for", err=True)
     missing = [r for r in results if r.status == "missing"]
     if missing:
         sys.stdout.flush()
