@@ -760,7 +760,9 @@ def test_an_audit_passes_over_a_name_of_a_series_that_only_unicode_case_rules_ca
     good = {"name": "urn:pdi://key.example.us/2026/11/28/1.text.1", "sha256": "a" * 64, "size": 3}
     kelvin = {**good, "name": "urn:pdi://\u212aey.example.us/2026/11/28/2.text.1"}
     peer = SimpleNamespace(manifest=lambda series: iter([SimpleNamespace(names=[kelvin, good])]))
-    assert list(polls._listed(peer, "key.example.us", "https://peer.example.org")) == [(good["name"], "a" * 64)]  # type: ignore[arg-type]
+    # (name, digest, withheld): a peer's listing withholds nothing of its own (only this archive's names are)
+    assert list(polls._listed(peer, "key.example.us", "https://peer.example.org")) == [  # type: ignore[arg-type]
+        (good["name"], "a" * 64, False)]
 
 
 def test_a_serial_or_version_past_the_catalogs_integers_is_refused_by_name_and_the_rest_kept(
