@@ -41,12 +41,14 @@ HINT = (
     + ": <code>#rect=(x1,y1),(x2,y2),f</code>, in points from the page's top-left corner, <var>f</var> the page"
     " less one (left out on page 1)."
 )
-#: The hint of a PDF of which pdi cites no page or region (its page tree read otherwise by PDFium and pdf.js).
+#: The hint of a PDF of which pdi cites no page or region (its page tree read otherwise by PDFium and pdf.js): its
+#: text is not laid over pdf.js's pages, whose page n may not be PDFium's, so a passage is named by hand.
 TEXT_HINT = (
-    scripted_or("Select text on a page to name that passage", "A passage is named")
-    + ": <code>#char=a,b</code>, the characters after the first <var>a</var> of the PDF's text up to the"
-    f" <var>b</var>th, counted from page 1 on, line ends and page turns included ({COUNTING_LINK})."
+    "A passage of its text is named <code>#char=a,b</code>: the characters after the first <var>a</var> of the"
+    f" PDF's text up to the <var>b</var>th, counted from page 1 on, line ends and page turns included ({COUNTING_LINK})."
 )
+#: The most characters of a cited passage a PDF's page without text over its pages shows (the rest said cut).
+SHOWN_PASSAGE = 2000
 
 
 def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
@@ -56,8 +58,10 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
     whether a region is offered), the box-mode button and the pages' frame.
 
     Of a PDF whose page tree PDFium and pdf.js read differently (:attr:`pdi.fragments.pdf.TextLayer.page_tree`),
-    whose pages and regions pdi does not cite, the page says so, and offers no box nor region form: only a
-    passage of its text."""
+    whose pages and regions pdi does not cite, the page says so, and offers no box nor region form; nor does it lay
+    the text layer over the pages (pdf.js's page n may not be PDFium's, whose characters the layer holds: a
+    selection would name other text than the one seen): a passage is named by hand, and a passage cited is shown
+    as text above the pages."""
     layer = archive.text_layer_of(whole.record)
     regions = layer is None or not layer.page_tree
     name = str(whole.pdi)
@@ -71,10 +75,17 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
         "data-cmaps": pdfjs.url() + "cmaps/",
         "data-fonts": pdfjs.url() + "standard_fonts/",
         "data-sizes": json.dumps([[w, h] for w, h in layer.page_sizes]) if layer is not None else "[]",
-        "data-layer": "1" if layer is not None and not layer.empty else "0",
+        "data-layer": "1" if layer is not None and not layer.empty and regions else "0",
     }
     fragment = selected.fragment if selected is not None else None
-    if fragment is not None and not fragment.past_end:
+    cited = ""  # a passage of a PDF whose pages are not marked, as text
+    if fragment is not None and not fragment.past_end and not regions and selected is not None:
+        text = selected.data.decode("utf-8", "replace")
+        cut = f" … ({len(text) - SHOWN_PASSAGE:,} more characters)" if len(text) > SHOWN_PASSAGE else ""
+        cited = ('<figure class="pdf-cited"><figcaption>The passage this name cites, as text:</figcaption>'
+                 '<blockquote id="pdf-cited"><p>' + html.escape(text[:SHOWN_PASSAGE]) + cut
+                 + "</p></blockquote></figure>")
+    elif fragment is not None and not fragment.past_end:
         if fragment.region is not None:
             r = fragment.region
             attributes["data-region"] = f"{r.x1},{r.y1},{r.x2},{r.y2},{r.frame}"
@@ -88,20 +99,23 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
     if layer is None:
         note = ('<p class="note" id="no-layer">No text layer: PDFium could not read this PDF when it was deposited,'
                 " so its text cannot be selected or searched here. Cite it by page and region.</p>")
+    elif not regions:
+        from pdi.fragments.pdf_positions import page_tree_said
+
+        note = ('<p class="note" id="page-tree">pdi cites no page or region of this PDF: '
+                + html.escape(page_tree_said(layer.page_tree))
+                + ", so a page drawn here could be another page, or none, in another viewer. "
+                + ("It has no text either (a scan without OCR): cite the whole PDF.</p>" if layer.empty else
+                   "A passage of its text (<code>#char=</code>, <code>#line=</code>, <code>#search=</code>) is"
+                   " cited, as any viewer finds the same text; its text is not laid over the pages here, whose page"
+                   " numbers may not be the text's, so type the passage's name, and a passage named is shown below"
+                   " as text.</p>"))
     elif layer.empty:
         # the box is drawn by the script only: without one, what a region is named (the hint below says it too)
         note = ('<p class="note" id="no-layer">No text layer: this PDF has no text (a scan without OCR).'
                 " Cite it by page and region: "
                 + scripted_or("draw a box on a page.", "a region is named <code>#rect=(x1,y1),(x2,y2),f</code>.")
                 + "</p>")
-    elif not regions:
-        from pdi.fragments.pdf_positions import page_tree_said
-
-        note = ('<p class="note" id="page-tree">pdi cites no page or region of this PDF: '
-                + html.escape(page_tree_said(layer.page_tree))
-                + ", so a page drawn here could be another page, or none, in another viewer. A passage of its text"
-                " (<code>#char=</code>, <code>#line=</code>, <code>#search=</code>) is cited: any viewer finds the"
-                " same text.</p>")
     else:
         note = ""
     data = "".join(f' {key}="{html.escape(value)}"' for key, value in attributes.items())
@@ -130,8 +144,8 @@ def render_pdf(archive: Archive, whole: Resolved, selected: Resolved | None,
                 # PDFium's count is not pdf.js's here (the note says why): the pages drawn are pdf.js's
                 '<span class="pdf-count">its pages as pdf.js reads them, drawn as they come into view</span></p>'))
     return (
-        note + cite_panel("data-page" in attributes, regions).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1)
-        + (coords if regions else "")
+        note + cite_panel("data-page" in attributes or bool(cited), regions).replace('<p id="cite-status"', tools + '<p id="cite-status"', 1)
+        + (coords if regions else cited)
         + '<noscript><p class="note">The pages are drawn by pdf.js, which needs JavaScript: without it, open'
         ' the bytes (above) in your browser, which shows the PDF itself.</p></noscript>'
         f'<div id="pdf" class="pdf needs-script"{data}><p class="pdf-loading" id="pdf-loading">Loading the pages…</p></div>'
