@@ -125,9 +125,9 @@ from pdi.federation.authorities import Authorities, RegistrySource
 from pdi.federation.naptr import NaptrFinder
 from pdi.server.http.codings import ContentCodings
 from pdi.server.http.cors import CrossOrigin, CrossOriginReads, ReadPaths
-from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField
+from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostField, MiddlewareErrors
 from pdi.server.http.preconditions import Preconditions
-from pdi.server.http.problems import HANDLERS, MiddlewareErrors, Options
+from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
 from pdi.server.pages import site_icon
 from pdi.server.pages.api_docs import APIDocs

@@ -6,9 +6,11 @@ import ipaddress
 import re
 from typing import Final
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi._wording import shown_field
+from pdi.errors import PDIError
 from pdi.server.http.bodies import sends_content
 from pdi.server.http.problems import problem
 
@@ -35,6 +37,32 @@ class HTTPMiddleware:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one HTTP request (``scope["type"] == "http"``)."""
         raise NotImplementedError
+
+
+class MiddlewareErrors(HTTPMiddleware):
+    """ASGI middleware: an error of :mod:`pdi.errors` raised by the middleware inside it before an answer began (a
+    storage error as the answer cache asks the catalog whether a name was withdrawn, or as a token or a cookie is
+    looked up) answered by the app's own handler (:data:`pdi.server.http.problems.HANDLERS`) of it, as a route's is: a storage error ``503`` with
+    ``Retry-After``, counted in ``pdi_store_errors_total`` and said in the log. Starlette's exception handlers
+    see only what the routes raise; a middleware's error was the bare ``500`` of a bug, with a traceback."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except PDIError as exc:
+            handlers = getattr(scope.get("app"), "exception_handlers", {})
+            handler = next((handlers[kind] for kind in type(exc).__mro__ if kind in handlers), None)
+            if started or handler is None:  # an answer under way cannot be another now
+                raise
+            answer = await handler(Request(scope, receive), exc)
+            await answer(scope, receive, send)
 
 
 #: The Content-Security-Policy of a resolver's HTML answer that says none of who may frame it (CSP 3 §6.4.2): only a

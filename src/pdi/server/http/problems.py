@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdi._wording import MESSAGE_MOST, clipped
 from pdi.errors import (
@@ -183,38 +183,6 @@ async def on_pdi_error(request: Request, exc: Exception) -> Response:
         # a live token whose role or series does not cover this: RFC 6750 §3.1's insufficient_scope
         answer.headers["WWW-Authenticate"] = 'Bearer realm="pdi", error="insufficient_scope"'
     return answer
-
-
-class MiddlewareErrors:
-    """ASGI middleware: an error of :mod:`pdi.errors` raised by the middleware inside it before an answer began (a
-    storage error as the answer cache asks the catalog whether a name was withdrawn, or as a token or a cookie is
-    looked up) answered by the app's own handler of it, as a route's is: a storage error ``503`` with
-    ``Retry-After``, counted in ``pdi_store_errors_total`` and said in the log. Starlette's exception handlers
-    see only what the routes raise; a middleware's error was the bare ``500`` of a bug, with a traceback."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, receive, watched)
-        except PDIError as exc:
-            handlers = getattr(scope.get("app"), "exception_handlers", {})
-            handler = next((handlers[kind] for kind in type(exc).__mro__ if kind in handlers), None)
-            if started or handler is None:  # an answer under way cannot be another now
-                raise
-            answer = await handler(Request(scope, receive), exc)
-            await answer(scope, receive, send)
 
 
 #: The order methods are listed in (the rest after them, alphabetically).

@@ -92,9 +92,9 @@ from pdi.interop.memento import as_uri
 from pdi.mhtml import Aggregate
 from pdi.mhtml.limits import MAX_REPLAY_OCTETS
 from pdi.mhtml.unpack import PlannedFile, plan
-from pdi.server.http.middleware import HostField, HTTPMiddleware
+from pdi.server.http.middleware import HostField, HTTPMiddleware, MiddlewareErrors
 from pdi.server.http.preconditions import Preconditions
-from pdi.server.http.problems import HANDLERS, MiddlewareErrors, Options
+from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.reader_words import heading_words, refusal_words
 from pdi.server.http.readers import PRIVATE, Readers
 from pdi.server.process.limits import PacedAnswers, WorkLimits
