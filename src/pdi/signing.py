@@ -356,15 +356,19 @@ class NotAKey(UnsupportedError):
 
 
 def manifest_payload(series: str, day: str | None, entries: list[dict[str, Any]], *,
-                     after: str | None, next_after: str | None, access: str | None = None) -> bytes:
+                     after: str | None, next_after: str | None, access: str | None = None,
+                     rules: int | None = None) -> bytes:
     """A manifest's payload: ``series``, ``day`` (``None``: the whole series), this page's ``entries`` (``name``,
     ``format``, ``version``, ``sha256``, ``size``; or ``name`` and ``withdrawn``), the cursor it starts ``after``
     and the one the next page starts after (``next``: ``None`` on the last page); and the series' ``access``,
-    when given (an archive's access rules, which a mirror applies too)."""
+    when given (an archive's access rules, which a mirror applies too), with ``rules``, how many times those
+    rules have changed (a mirror refuses a page that says fewer than one it followed)."""
     value: dict[str, Any] = {"type": MANIFEST_TYPE, "series": series, "day": day, "after": after,
                              "next": next_after, "names": entries}
     if access is not None:
         value["access"] = access
+    if rules is not None:
+        value["rules"] = rules
     return canonical_json(value)
 
 
@@ -385,6 +389,8 @@ class Manifest:
     key: PublicKey
     #: The series' access where it was signed (``public``, ``private``, ``hidden``); ``None``: not said.
     access: str | None = None
+    #: How many times the series' access rules had changed there when it was signed; ``None``: not said.
+    rules: int | None = None
 
 
 def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
@@ -407,5 +413,8 @@ def verify_manifest(jws: str, keys: Iterable[PublicKey]) -> Manifest:
     for field in ("day", "after", "next"):
         if value.get(field) is not None and not isinstance(value.get(field), str):
             raise ParseError(f"the manifest's \"{field}\" is not text", rule="manifest")
+    rules = value.get("rules")
+    if rules is not None and (type(rules) is not int or not 0 <= rules < 1 << 63):
+        raise ParseError(f"the manifest's \"rules\" {str(rules)[:40]!r} is not a count (0 to 2^63-1)", rule="manifest")
     return Manifest(series, value.get("day"), value.get("after"), value.get("next"), tuple(names), verified.key,
-                    access)
+                    access, rules)

@@ -177,16 +177,22 @@ def effective_access(series: dict[str, SeriesRecord], name: str) -> str:
     ``parent``; and the recorded parents too.
     """
     found = PUBLIC
+    for each in ruled_by(series, name):
+        record = series.get(each)
+        if record is not None and ACCESS.index(record.access) > ACCESS.index(found):
+            found = record.access
+    return found
+
+
+def ruled_by(series: dict[str, SeriesRecord], name: str) -> list[str]:
+    """The series whose settings rule who may read ``name`` (:func:`effective_access`): every series its name ends
+    with after a dot, ``name`` itself and its recorded parents, each once."""
     above = [name[i + 1:] for i, ch in enumerate(name) if ch == "."]
     current: str | None = name
     while current is not None and current in series:
         above.append(current)
         current = series[current].parent
-    for each in above:
-        record = series.get(each)
-        if record is not None and ACCESS.index(record.access) > ACCESS.index(found):
-            found = record.access
-    return found
+    return list(dict.fromkeys([name, *above]))
 
 
 def parse_until(text: str) -> str:

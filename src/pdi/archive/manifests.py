@@ -12,11 +12,19 @@ if one is, so that a mirror keeps only the same parse.
 
 A page also says the access rules the origin applies, signed with the rest,
 so that a mirror applies the same (:mod:`pdi.network.mirrors`) and no one
-between them can lift one: the series' effective ``access`` (``public``,
+between them can change one: the series' effective ``access`` (``public``,
 ``private``, ``hidden``) and, for each name with an embargo set (over or
 not), ``embargo``: the document's (``document``) and the version's
 (``version``) ends. A reader who may not read them is shown none of those
 names anyway.
+
+A page signs, with those rules, how many times they have changed here
+(``rules``: each change of the series' access or of an embargo of one of
+its documents, and of the series above it, counted since schema step 25):
+a number that only grows, so that a mirror that has followed a later page
+refuses an older one replayed to it (:mod:`pdi.network.mirror_access`), and
+that changes only with the rules, so that the same names and rules still
+give the very same page (its ``ETag``, its kept timestamp).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pdi import formats
-from pdi.archive.access import PUBLIC
+from pdi.archive.access import PUBLIC, ruled_by
 from pdi.archive.base import ArchiveBase
 from pdi.archive.listing import _list_key
 from pdi.archive.naming import canonical_series, key_of, parse_pdi, record_text
@@ -61,6 +69,9 @@ class ManifestPage:
     entries: tuple[dict[str, Any], ...]
     #: The series' effective access here (:mod:`pdi.archive.access`); ``None``: not said.
     access: str | None = None
+    #: How many changes of the series' rules (its access, its embargoes, and those of the series above it) there
+    #: have been here (:meth:`~pdi.archive.catalog.access.AccessPart.rules_changes`); ``None``: not said.
+    rules: int | None = None
 
 
 class Manifests(ArchiveBase):
@@ -78,7 +89,8 @@ class Manifests(ArchiveBase):
         cursor = None if after is None else _list_key(parse_pdi(after))
 
         def read() -> tuple[
-            list[RepresentationRecord], bool, list[WithdrawalRecord], dict[tuple[DocumentKey, int | None], str], str
+            list[RepresentationRecord], bool, list[WithdrawalRecord], dict[tuple[DocumentKey, int | None], str], str,
+            int,
         ]:
             self._require_series(canonical)
             hidden = self._unlisted()
@@ -102,9 +114,10 @@ class Manifests(ArchiveBase):
             tombstones = self.store.withdrawals_of(documents)
             embargoes = self.store.embargoes_of(documents)
             access = self.series_access().get(canonical, PUBLIC)
-            return records, more, tombstones, embargoes, access
+            rules = self.store.rules_changes(ruled_by({s.name: s for s in self.store.list_series()}, canonical))
+            return records, more, tombstones, embargoes, access, rules
 
-        records, more, tombstones, embargoes, access = self.in_one_view(read)
+        records, more, tombstones, embargoes, access, rules = self.in_one_view(read)
         gone: dict[tuple[DocumentKey, int | None], WithdrawalRecord] = {(t.key, t.version): t for t in tombstones}
         entries = []
         for record in records:
@@ -132,7 +145,8 @@ class Manifests(ArchiveBase):
                     entry["embargo"] = embargo
             entries.append(entry)
         following = entries[-1]["name"] if more and entries else None
-        return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries), access)
+        return ManifestPage(canonical, day.isoformat() if day else None, after, following, tuple(entries), access,
+                            rules)
 
     def _kept_parse_digest(self, record: RepresentationRecord) -> str | None:
         """The SHA-256 of the parse kept of an SGML ``record`` (:func:`kept_sgml_parse`), or ``None``: signed in its

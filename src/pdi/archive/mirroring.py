@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pdi import formats
-from pdi._wording import clipped, shown_url
+from pdi._wording import clipped, plural, shown_url
 from pdi.archive.access import check_access
 from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
@@ -259,6 +259,24 @@ class Mirroring(ArchiveBase):
         """The embargoes set here on these documents (lifted or not): each document's (version ``None``) and each
         version's, until when."""
         return self.store.embargoes_of(keys)
+
+    def follow_origin_rules_count(self, origin: MirrorRecord, rules: int | None) -> None:
+        """Take the count of changes of its access rules a verified page of ``origin``'s manifest signs (``None``:
+        it says none), refusing (:class:`~pdi.errors.IntegrityError`, nothing recorded) a page that says fewer
+        than one it signed before, or none after one that said: a page older than the rules this mirror follows,
+        replayed (a cache, a copy, someone between the two archives) to lift an embargo or open a series the
+        origin closed since. Asked before anything the page says is followed or fetched."""
+        seen = self.store.see_origin_rules(origin.series, origin.base_url, rules)
+        if seen is None:
+            return
+        said = "does not say how many times its access rules changed" if rules is None else \
+            f"says its access rules had changed {plural(rules, 'time')}"
+        raise IntegrityError(
+            f"{shown_url(origin.base_url)}'s signed manifest of {origin.series} {said}, and a page of it said"
+            f" {seen} before: an older page, replayed (a stale cache, or someone between the two archives), whose"
+            " rules this mirror does not go back to; refused, and nothing it lists is followed or fetched. If the"
+            " origin itself went back (restored from a backup), forget and add it again once its operator says so"
+            f" (pdi mirror remove {shown_url(origin.base_url)} --series {origin.series}; pdi mirror add …)")
 
     def follow_origin_access(self, origin: MirrorRecord, access: str) -> bool:
         """Give the mirrored series the ``access`` its origin's signed manifest says (audited, from the origin's

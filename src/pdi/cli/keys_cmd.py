@@ -168,7 +168,8 @@ def manifest_cmd(series: str, day: str | None, after: str | None, limit: int, ev
                 page = opened.manifest_page(series, day=when, after=cursor, limit=limit)
                 listed[0] += len(page.entries)
                 payload = manifest_payload(page.series, page.day, list(page.entries), after=page.after,
-                                           next_after=page.next, access=page.access)
+                                           next_after=page.next, access=page.access,
+                                           rules=page.rules)
                 yield (sign_manifest(key, payload) + "\n").encode("ascii")
                 if not every_page or page.next is None:
                     return

@@ -18,7 +18,7 @@ only (redirects are not followed), and no message, log or audit line holds it.
 **The rules.** A page of an origin's manifest says the series' effective
 ``access`` and each name's ``embargo`` (the document's and the version's
 ends), signed with the rest (:mod:`pdi.archive.manifests`), so no one
-between the two archives can lift a rule without the signature failing. At
+between the two archives can change a rule without the signature failing. At
 each sync the mirror gives the series that access (before any name of the
 page is fetched), embargoes each new name in the transaction that brings it
 in (so no reader without access may read it here even for a moment), and
@@ -27,6 +27,19 @@ the origin; each change is an audit line from the origin's address. An
 embargo ends by itself by this archive's clock, as at the origin by its own.
 An origin whose manifests do not say (an earlier pdi) leaves the rules as
 they are.
+
+**An older page.** A signature holds for ever, so a page signed before the
+origin set an embargo or closed a series still verifies: re-served to the
+mirror (a stale cache, a copy kept by someone between the two archives) it
+would lift what the origin set since. A page also signs how many times the
+series' rules have changed at the origin (``rules``), and the mirror
+records the most it has followed (schema step 25): a page that says fewer,
+or none after pages that said, is refused before anything it says is
+followed or fetched (:meth:`pdi.archive.Archive.follow_origin_rules_count`).
+What no signature can tell is a page withheld: one who can answer for the
+origin can keep serving its last pages, as one who can cut the two archives
+apart can keep the mirror from syncing at all, and the mirror then keeps
+the rules it last followed (never looser ones).
 """
 
 from __future__ import annotations
@@ -160,6 +173,8 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
     others are problems, each told to ``problem``: not fetched), the embargoes to bring in with them, and how many
     rules changed here. A name found in ``parsed_names`` (the sync parsed it already) is not parsed again."""
+    # an older page replayed is refused before any of its rules is followed: it would lift those set since
+    archive.follow_origin_rules_count(record, page.rules)
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(

@@ -52,7 +52,7 @@ class AccessPart(CatalogBase):
                 marks = ", ".join("?" * len(page))
                 self._query(f"UPDATE documents SET access_changed_at = ? WHERE series IN ({marks}) AND {SHOWN_AT}",
                             [at, *page, at, at])
-            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
             self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
 
     def _public_series(self) -> dict[str, bool]:
@@ -115,13 +115,25 @@ class AccessPart(CatalogBase):
             # force, or set on what such a reader never sees (its series is not public), changed nothing they see
             if self._shown_versions(doc, at) != shown and self._public_series().get(key.series, False):
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?", (at, doc))
-            self._query("INSERT INTO access_changes (at) VALUES (?)", (at,))
+            self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, key.series))
             what = "the document" if version is None else f"version {version}"
             was = "" if before is None else f" (was until {before})"
             self._insert_audit(AuditRecord(
                 at, who, "embargo", subject, (f"{what} until {until}" if until else f"{what}: lifted") + was, address,
             ))
             return before
+
+    def rules_changes(self, series: Sequence[str]) -> int:
+        """How many changes of who may read what were made to any of ``series`` (its access set, an embargo of one
+        of its documents set, changed or lifted) since schema step 25 recorded each one's series: a number that
+        only grows (no change is ever taken back out), which a manifest page of a series signs with the series
+        and those above it (:mod:`pdi.archive.manifests`)."""
+        if not series:
+            return 0
+        with self._read():
+            marks = ", ".join("?" * len(series))
+            rows = self._query(f"SELECT COUNT(*) FROM access_changes WHERE series IN ({marks})", list(series))
+        return int(rows[0][0])
 
     def embargo(self, key: DocumentKey, version: int | None) -> str | None:
         """Until when the document (and ``version`` of it, if given) is embargoed: the later of the two, or None."""

@@ -184,8 +184,11 @@ class ImportsPart(CatalogBase):
                     raise NotFoundError(f"change of access of {describe_key(key)}: no such document")
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?"
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
-            if embargoes or any(s.access != "public" for s in series):
-                self._query("INSERT INTO access_changes (at) VALUES (?)", (timestamp(),))
+            changed = sorted({key.series for key, _, _ in embargoes} | {s.name for s in series if s.access != "public"})
+            if changed:  # one change of each series' rules (schema step 25), at one time
+                at = timestamp()
+                for name in changed:
+                    self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
             before_commit()  # the blobs durable (their sync, begun as they were staged, waited for)
         return added
 

@@ -187,6 +187,21 @@ class MirrorsPart(CatalogBase):
                         (timestamp(), series, base_url))
             self._insert_audit(audit)
 
+    def see_origin_rules(self, series: str, base_url: str, rules: int | None) -> int | None:
+        """Record that ``base_url``'s signed manifest of ``series`` says its rules have changed ``rules`` times
+        (``None``: it does not say), unless a page of it said more before (schema step 25): then nothing is
+        recorded and that larger count is returned (an older page, refused); else ``None``. One transaction: two
+        syncs at once never record a count smaller than either saw."""
+        with self._write():
+            rows = self._query("SELECT rules_seen FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url))
+            seen = None if not rows or rows[0][0] is None else int(rows[0][0])
+            if seen is not None and (rules is None or rules < seen):
+                return seen
+            if rules is not None and rules != seen:
+                self._query("UPDATE mirrors SET rules_seen = ? WHERE series = ? AND base_url = ?",
+                            (rules, series, base_url))
+            return None
+
     def append_audit(self, audit: AuditRecord) -> None:
         """Append one line to the audit log, in a transaction of its own (what a sync withheld)."""
         with self._write():

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ACCESS_DATED_STEP", "ASCII_APART_STEP", "MARKS_IN_WORDS_STEP", "OPTIONAL_STEP", "PARSE_REFUSALS_STEP",
-    "RESPACED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
+    "RESPACED_STEP", "RULES_MARKED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
 ]
 
 
@@ -34,7 +34,7 @@ def migrations(
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
              _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
-             _parse_refusals(), list(marks), _selectors_passages()]
+             _parse_refusals(), list(marks), _selectors_passages(), _rules_marked()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -570,3 +570,21 @@ def _selectors_passages() -> list[str]:
     one for them: about 2.5 s for each 30 MB of text on SQLite); each engine keeps its
     index up as a passage is written, so no statement here."""
     return []
+
+
+#: The step that tells each change of who may read what by its series (:func:`_rules_marked`).
+RULES_MARKED_STEP = 25
+
+
+def _rules_marked() -> list[str]:
+    """Step 25: each change of who may read what says the series it changed (``access_changes.series``: the
+    series made public, private or hidden, or the series of the document whose embargo was set, changed or lifted;
+    ``NULL`` for the changes made before this step), so that a manifest page signs how many changes of its series'
+    rules there have been (``rules``, :mod:`pdi.archive.manifests`); and a mirror records the most its origin has
+    signed (``mirrors.rules_seen``, ``NULL``: none yet), refusing a page that says fewer: an older page replayed,
+    which would lift a rule the origin set since (:mod:`pdi.network.mirror_access`)."""
+    return [
+        "ALTER TABLE access_changes ADD COLUMN series TEXT",
+        "CREATE INDEX access_changes_by_series ON access_changes (series)",
+        "ALTER TABLE mirrors ADD COLUMN rules_seen INTEGER",
+    ]

@@ -172,7 +172,8 @@ class ManifestAPI(ArchiveHandlers):
         """:meth:`_page`'s work, in a thread: the page read, its payload written and signed."""
         page = self.archive.manifest_page(series, day=day, after=after, limit=limit)
         jws = sign_manifest(key, manifest_payload(page.series, page.day, list(page.entries), after=page.after,
-                                                  next_after=page.next, access=page.access))
+                                                  next_after=page.next, access=page.access,
+                                                  rules=page.rules))
         return jws.encode("ascii"), page.next
 
 

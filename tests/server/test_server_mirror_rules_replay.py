@@ -1,0 +1,211 @@
+"""An older manifest page re-served to a mirror: refused, so that no rule the origin set since is lifted on the mirror.
+
+A signature holds for ever, so a page the origin signed before it embargoed a name or closed a series still
+verifies. Before schema step 25 a mirror that was re-served such a page (by a stale cache, or by anyone between
+the two archives: a helper's attack on the mirrors, 2026-12-02) followed it, lifting the embargo and opening the
+series on the mirror. A page now signs how many times its series' rules have changed at the origin (``rules``), and
+a mirror records the most it has followed, refusing fewer. Here A and B are real ``pdi serve`` processes and
+archives, and the page replayed is one A itself signed, kept by a proxy in between; the counts expected are
+worked out from what the test changes (each ``set_series_access`` or embargo set or lifted is one change, of its
+series and those under it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio.to_thread
+import httpx
+import pytest
+from server_helpers import in_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from test_server_mirror_access import (
+    PRIVATE,
+    PUBLIC,
+    UNTIL,
+    held,
+    origin,
+    statuses,
+)
+from test_server_mirror_hostile import KEY, SERIES, Origin, entry, run, signed
+from test_server_mirrors import a_key, mirror, pdi, serving
+
+from pdi.archive import Archive
+from pdi.archive.naming import key_of, parse_pdi
+from pdi.signing import jwk_set_text, parse_jwks, verify_manifest
+
+
+class Replaying:
+    """A proxy in front of A that passes every request on (its Authorization too), keeps each manifest page A
+    answers while ``keeping``, and answers the one kept for the same query instead of asking A while
+    ``replaying``; it records each name whose octets are asked for."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.keeping = False
+        self.replaying = False
+        self.kept: dict[str, bytes] = {}
+        self.fetched: list[str] = []
+        self.app = Starlette(routes=[Route("/{path:path}", self.forward, methods=["GET", "POST"])])
+
+    async def forward(self, request: Request) -> Response:
+        body = await request.body()
+        headers = {k: v for k, v in request.headers.items() if k.lower() in ("authorization", "content-type")}
+        return await anyio.to_thread.run_sync(self._forward, request.method, request.url.path, request.url.query,
+                                              body, headers)
+
+    def _forward(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Response:
+        if path == "/api/manifest" and self.replaying and query in self.kept:
+            return Response(self.kept[query], media_type="application/jose")
+        if path in ("/uri-res/N2R", "/api/octets"):
+            self.fetched.append(query or body.decode())
+        answer = httpx.request(method, f"{self.target}{path}" + (f"?{query}" if query else ""),
+                               content=body or None, headers=headers, timeout=30)
+        if path == "/api/manifest" and answer.status_code == 200 and self.keeping:
+            self.kept[query] = answer.content
+        kept = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
+        return Response(answer.content, status_code=answer.status_code, headers=kept)
+
+
+@pytest.fixture
+def a_and_b(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], Path, Path, str, Replaying]]:
+    """A (test_server_mirror_access's origin, its private series made public first) served behind a
+    :class:`Replaying` proxy, and B mirroring A's public and private series through it with A's read token."""
+    a, names, token_file = origin(tmp_path)
+    with Archive.open(a) as archive:
+        archive.set_series_access(PRIVATE, "public")
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        proxy = Replaying(a_url)
+        with in_thread(proxy.app, host="127.0.0.1", port=0, log_level="warning") as server:
+            p_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+            for series in (PUBLIC, PRIVATE):
+                code, out = pdi("mirror", "add", p_url, "--series", series, "--key", a_key(a), "--token-file",
+                                str(token_file), "--archive", str(b))
+                assert code == 0, out
+            yield a, names, token_file, b, p_url, proxy
+
+
+def test_a_page_signed_before_the_origin_closed_a_series_and_embargoed_a_name_is_refused_when_replayed(
+    a_and_b: tuple[Path, dict[str, str], Path, Path, str, Replaying],
+) -> None:
+    a, names, _, b, _, proxy = a_and_b
+    proxy.keeping = True  # the pages of this first sync are the ones replayed later
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0, out
+    proxy.keeping = False
+    assert set(proxy.kept) == {f"series={PUBLIC}&limit=1000", f"series={PRIVATE}&limit=1000"}
+    with Archive.open(a) as archive:  # A closes its second series and embargoes its open name, after that sync
+        archive.set_series_access(PRIVATE, "private")
+        archive.embargo(names["open"].rsplit(".", 2)[0], UNTIL[:10])
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0 and out.count("1 access rule changed") == 2, out  # each series: its access, its embargo
+    before = _rules_audited(b)
+
+    proxy.replaying = True  # the pages A signed before, A's own signature on them
+    proxy.fetched.clear()
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 3, out
+    assert "an older page, replayed" in out and "had changed" in out and "pdi mirror remove" in out, out
+    assert proxy.fetched == []  # nothing the replayed pages list was fetched
+    assert _rules_audited(b) == before  # nor any of their rules followed
+    with Archive.open(b) as archive:
+        assert archive.find_series(PRIVATE).access == "private"  # type: ignore[union-attr]
+    with serving(b) as b_url:  # and B answers as A does now, not as A did when it signed the replayed pages
+        now = statuses(b_url, {"open": names["open"], "closed": names["closed"]})
+        assert now["open"][0] == 403 and f"embargoed until {UNTIL}" in now["open"][1], now
+        assert now["closed"][0] == 403 and f"the series {PRIVATE} is private" in now["closed"][1], now
+
+    proxy.replaying = False  # A's current pages are followed again at once
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0 and "0 new" in out and "access rule" in out, out
+    assert held(b, PUBLIC)[names["open"]] == held(a, PUBLIC)[names["open"]]
+
+
+def _rules_audited(location: Path) -> list[tuple[str, str, str]]:
+    with Archive.open(location) as archive:
+        return [(e.action, e.subject, e.detail) for e in archive.audit() if e.action in ("series-access", "embargo")]
+
+
+def test_a_page_of_as_many_changes_as_one_followed_is_taken_and_the_same_page_is_the_same_octets(
+    a_and_b: tuple[Path, dict[str, str], Path, Path, str, Replaying],
+) -> None:
+    _, _, token_file, b, p_url, proxy = a_and_b
+    token = token_file.read_text().strip()
+    asked = f"{p_url}/api/manifest?series={PUBLIC}"
+    first = httpx.get(asked, headers={"Authorization": f"Bearer {token}"}).text
+    again = httpx.get(asked, headers={"Authorization": f"Bearer {token}"}).text
+    assert first == again  # no time of its own: the same names and rules are the same page, octet for octet
+    page = verify_manifest(first, parse_jwks(httpx.get(f"{p_url}/api/keys").text, p_url))
+    # A's public series: the document embargoed whole (one change) and its sealed name made at deposit (none)
+    assert page.rules == 1
+    proxy.keeping = True
+    assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+    proxy.keeping, proxy.replaying = False, True  # the same pages again: as many changes as followed, taken
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0 and "0 new" in out, out
+
+
+def test_the_count_a_page_signs_grows_with_each_change_of_its_series_rules_and_those_above_it(tmp_path: Path) -> None:
+    with Archive.init(tmp_path / "a") as archive:
+        for series in ("example.us", "minutes.example.us", "other.us"):
+            archive.add_series(series)
+        one = str(archive.add("minutes.example.us", b"the minutes\n", format="text"))
+        other = str(archive.add("other.us", b"other minutes\n", format="text"))
+
+        def rules() -> int | None:
+            return archive.manifest_page("minutes.example.us").rules
+
+        assert rules() == 0  # registered and deposited in: no rule changed yet
+        document = one.rsplit(".", 2)[0]
+        archive.embargo(document, "2031-01-01")
+        assert rules() == 1
+        archive.embargo(document, "2031-01-01")  # the same again: no change
+        archive.embargo(other.rsplit(".", 2)[0], "2031-01-01")  # another series': not this one's
+        assert rules() == 1
+        archive.set_series_access("example.us", "private")  # the series above it: its readers change too
+        assert rules() == 2
+        archive.set_series_access("minutes.example.us", "hidden")
+        archive.embargo(document, None)  # lifted
+        assert rules() == 4
+        assert archive.manifest_page("example.us").rules == 1  # the series above: only its own changes
+        assert archive.manifest_page("other.us").rules == 1
+
+
+@pytest.fixture
+def stranger() -> Iterator[Origin]:
+    made = Origin()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.mark.parametrize("later", [{"rules": 2}, {}], ids=["fewer", "none"])
+def test_a_page_saying_fewer_changes_or_none_after_one_that_said_is_refused_and_nothing_of_it_followed(
+    tmp_path: Path, stranger: Origin, later: dict[str, int],
+) -> None:
+    location = tmp_path / "mirror"
+    assert run(location, "init").exit_code == 0
+    keys = tmp_path / "keys.json"
+    keys.write_text(jwk_set_text([KEY.public]))
+    assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
+    stranger.octets = b"hello world\r\n"
+    embargoed = entry(1, embargo={"document": "2031-01-01T00:00:00.000000Z"})
+    stranger.manifest = lambda q: (200, {}, signed([embargoed], rules=3), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 0, synced.output
+    stranger.manifest = lambda q: (200, {}, signed([entry(1), entry(2)], **later), 0.0)  # no embargo, one more name
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3 and "an older page, replayed" in synced.output, synced.output
+    said = "had changed 2 times" if later else "does not say how many times"
+    assert said in synced.output and "said 3 before" in synced.output, synced.output
+    key = key_of(parse_pdi(str(embargoed["name"])))
+    with Archive.open(location) as archive:
+        assert archive.embargoes_held([key]) == {(key, None): "2031-01-01T00:00:00.000000Z"}  # not lifted
+        listed = archive.manifest_page(SERIES).entries
+        assert [e["name"] for e in listed] == [embargoed["name"]]  # the second name was not fetched
