@@ -765,6 +765,25 @@ def test_an_audit_passes_over_a_name_of_a_series_that_only_unicode_case_rules_ca
         (good["name"], "a" * 64, False)]
 
 
+def test_an_audit_reads_a_name_a_peer_spells_otherwise_as_the_same_name(origin: Origin, mirror: tuple[Path, str]) -> None:
+    """PDI-GRAMMAR §2: a format token and a series are case-insensitive and a version is a number, so a peer
+    listing ``1.TEXT.1`` (or ``URN:PDI://EVIL…/2.text.01``) with the same digest agrees with this archive's
+    ``1.text.1``: it was told as two names, each "missing" on the other side."""
+    location, _ = mirror
+    origin.octets = TEXT
+    origin.manifest = lambda q: (200, {}, signed([entry(1), entry(2)]), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 0
+    other = [entry(1, name=f"urn:pdi://{SERIES}/2026/11/27/1.TEXT.1"),
+             entry(2, name=f"URN:PDI://{SERIES.upper()}/2026/11/27/2.text.01")]
+    origin.manifest = lambda q: (200, {}, signed(other), 0.0)
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert audited.exit_code == 0 and "0 disagreements" in audited.output, audited.output
+    origin.manifest = lambda q: (200, {}, signed([entry(1, b"other octets\n", name=other[0]["name"])]), 0.0)
+    audited = run(location, "mirror", "audit", "--series", SERIES)  # a digest that differs is told by pdi's name
+    assert audited.exit_code == 3, audited.output
+    assert f"disagree\turn:pdi://{SERIES}/2026/11/27/1.text.1\t" in audited.output, audited.output
+
+
 def test_a_serial_or_version_past_the_catalogs_integers_is_refused_by_name_and_the_rest_kept(
     origin: Origin, mirror: tuple[Path, str]
 ) -> None:

@@ -27,7 +27,7 @@ from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi, timestamp
 from pdi.archive.results import Generic
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
-from pdi.network.mirrors import _digest_and_size
+from pdi.network.mirrors import _digest_and_size, _kept_as
 from pdi.network.peers import Peer, _client, peer_of, within
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _listed(peer: Peer, series: str, base_url: str) -> Iterator[tuple[str, str, 
 
 
 def _checked_entry(entry: Mapping[str, Any], series: str) -> tuple[str, str]:
-    """An entry's name and digest (``withdrawn``) once its name is a versioned name of ``series`` and its ``sha256`` and
+    """An entry's name (spelt as pdi writes it) and digest (``withdrawn``) once its name is a versioned name of ``series`` and its ``sha256`` and
     ``size`` what a blob's can be (as a sync checks them, :mod:`pdi.network.mirrors`); else an
     :class:`IntegrityError` naming the entry (its first 200 characters) and what is wrong."""
     name = entry.get("name")
@@ -139,7 +139,8 @@ def _checked_entry(entry: Mapping[str, Any], series: str) -> tuple[str, str]:
                              rule="manifest")
     except PDIError as exc:
         raise IntegrityError(f"its signed manifest of {series} lists {shown}: {exc}: refused") from None
-    return name, "withdrawn" if "withdrawn" in entry else str(entry["sha256"])
+    # as pdi writes it: a peer that spells a name otherwise (1.TEXT.01, %61) names the same version, not another
+    return _kept_as(name, parsed), "withdrawn" if "withdrawn" in entry else str(entry["sha256"])
 
 
 #: Octets of names and digests an audit keeps of one peer's manifest (on disk): some ten million of pdi's names, of
