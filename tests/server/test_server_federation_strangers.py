@@ -54,6 +54,29 @@ def test_a_dns_that_cannot_answer_is_a_502_naming_it_not_a_404(empty_archive: Pa
         assert nowhere.status_code == 404
 
 
+def test_a_resolver_the_dns_names_at_a_loopback_address_is_said_left_out_in_the_default_text_log(
+        empty_archive: Path) -> None:
+    """Found in a trial (2026-12-02): pdi's records of level info (a NAPTR record skipped, a resolver left out)
+    reached JSON logs only; with the default text logs the operator of a resolver answering ``404`` for a series
+    whose DNS names one on this machine saw nothing of why. The line is the one the JSON log's message gives."""
+    from server_helpers import start_serve, stop, wait_answering
+
+    record = "--naptr-record=a.example.us,100,10,U,THTTP+N2R,!^.*$!http://127.0.0.1:8310/!"
+    with dnsmasq([record]) as node:
+        process, port, _ = start_serve(empty_archive, "--replay-port", "0", "--dns", node.server,
+                                       start_new_session=True)
+        try:
+            wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+            answer = httpx.get(f"http://127.0.0.1:{port}/uri-res/N2R?{NAME}", timeout=60)
+            assert answer.status_code == 404, answer.text
+            process.terminate()
+            said = process.communicate(timeout=30)[1]
+        finally:
+            stop(process)
+    assert ("pdi: the DNS names http://127.0.0.1:8310/ for a.example.us, at an address that is not public (loopback):"
+            " left out, as a stranger's zone may name this network (pdi serve --dns-private asks it)\n") in said, said
+
+
 @pytest.fixture(scope="module")
 def mirror_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Another archive, served as a series' mirror (whether it holds the name does not matter to the redirect)."""

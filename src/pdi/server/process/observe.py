@@ -253,9 +253,22 @@ class ReopenedFile(logging.Handler):
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d]: %(message)s"
 
 
+class CurrentStderr(logging.Handler):
+    """A log handler writing each record's message as one line to standard error as it is when the record comes
+    (Python's own last resort writes so, but only records of level ``WARNING`` and above)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # a handler never raises into the code that logged (logging's own rule)
+            self.handleError(record)
+
+
 def configure_logging(log_format: str, log_file: str | None = None) -> bool:
     """Log records of pdi and uvicorn to ``log_file`` (else standard error): ``json``, one object a line;
-    ``text``, uvicorn's own format on standard error, or one line a record (:data:`TEXT_FORMAT`) in a file.
+    ``text``, uvicorn's own format on standard error (and pdi's records, from level ``INFO``, each its message on
+    a line of its own), or one line a record (:data:`TEXT_FORMAT`) in a file.
 
     Returns whether pdi's configuration replaces uvicorn's (``json``, or a
     file): then ``pdi serve`` passes ``log_config=None`` and uvicorn's errors
@@ -264,6 +277,10 @@ def configure_logging(log_format: str, log_file: str | None = None) -> bool:
     that cannot be opened is a :class:`PDIError` at once.
     """
     if log_format != "json" and log_file is None:
+        own = logging.getLogger("pdi")
+        if not any(isinstance(h, CurrentStderr) for h in own.handlers):
+            own.addHandler(CurrentStderr(logging.INFO))
+        own.setLevel(logging.INFO)  # what a resolver left out of a DNS answer, and why, said as JSON logs say it
         return False
     handler: logging.Handler = logging.StreamHandler(sys.stderr) if log_file is None else ReopenedFile(log_file)
     handler.setFormatter(JSONFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
@@ -271,7 +288,7 @@ def configure_logging(log_format: str, log_file: str | None = None) -> bool:
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
     logging.captureWarnings(True)  # a Python warning is a record too, not a bare line in the JSON log
-    logging.getLogger("pdi").setLevel(logging.INFO if log_format == "json" else logging.WARNING)
+    logging.getLogger("pdi").setLevel(logging.INFO)
     logging.getLogger("uvicorn.access").disabled = True  # the access log is ours
     return True
 
