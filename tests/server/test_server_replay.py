@@ -184,6 +184,50 @@ def test_a_tab_is_sent_to_the_resolver_on_its_own_host_and_never_by_a_malformed_
             assert refused.status_code == 400 and "location" not in refused.headers, host
 
 
+def test_a_tab_is_sent_to_the_viewer_under_the_resolvers_base_url_path_and_all(tmp_path: Path) -> None:
+    # a resolver behind a proxy at https://pdi.example.org/archive/ (pdi serve --base-url): its viewer is there, not
+    # at the host's root, where the 303 sent a reader before (found in review, 2026-12-02)
+    from starlette.testclient import TestClient
+
+    from pdi.server.replay.origin import create_replay_app
+
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+        page = str(archive.add("served.example.us", b"<p>kept</p>", format="html"))
+        client = TestClient(create_replay_app(str(tmp_path / "archive"), archive=archive, resolver_port=8000,
+                                              resolver_origin="https://pdi.example.org",
+                                              resolver_base="https://pdi.example.org/archive/"))
+        path = f"/replay/{_quoted(page)}/index.html"
+        for host in ("replay.example:8001", "evil.example"):  # the request's Host says nothing of where it goes
+            sent = client.get(path, headers={**NAVIGATION, "host": host}, follow_redirects=False)
+            assert sent.status_code == 303
+            assert sent.headers["location"] == f"https://pdi.example.org/archive/view?pdi={_quoted(page)}"
+        framed = client.get(path, headers={**NAVIGATION, "sec-fetch-dest": "iframe"}, follow_redirects=False)
+        assert framed.status_code == 200  # what the viewer's frame asks for is answered
+        assert framed.headers["content-security-policy"].endswith("frame-ancestors 'self' https://pdi.example.org")
+
+
+def test_pdi_serve_sends_a_tab_to_the_viewer_under_its_base_url_path_and_all(tmp_path: Path) -> None:
+    import re
+
+    from server_helpers import start_serve, stop, wait_answering
+
+    with Archive.init(tmp_path / "archive") as archive:
+        archive.add_series("served.example.us")
+        page = str(archive.add("served.example.us", b"<p>kept</p>", format="html"))
+    process, port, line = start_serve(tmp_path / "archive", "--replay-port", "0", "--base-url",
+                                      "https://pdi.example.org/archive/", drain=True, start_new_session=True)
+    try:
+        wait_answering(process, f"http://127.0.0.1:{port}/api/series")
+        replay = re.search(r"replay at (http://[^/]+)/", line)
+        assert replay is not None, line
+        sent = httpx.get(f"{replay[1]}/replay/{_quoted(page)}/index.html", headers=NAVIGATION, timeout=30)
+    finally:
+        stop(process)
+    assert sent.status_code == 303
+    assert sent.headers["location"] == f"https://pdi.example.org/archive/view?pdi={_quoted(page)}"
+
+
 #: A versioned name, and a name of it with any fragment: what the path of a replayed file holds.
 NAMES = st.one_of(st.text(min_size=1), st.builds("urn:pdi://served.example.us/2026/12/02/1.html.1#{}".format, st.text()),
                   st.just("urn:pdi://served.example.us/2026/12/02/1.html.1"))

@@ -299,7 +299,8 @@ def serve_cmd(
         if indexer:
             _refuse_indexer(resolver.state.archive)
         replay = create_replay_app(archive, archive=resolver.state.archive, resolver_origin=resolver_origin,
-                                   resolver_port=bound, scripts=replay_scripts, limits=work)
+                                   resolver_port=bound, scripts=replay_scripts, limits=work,
+                                   resolver_base=base_url if resolver_origin is not None else None)
         observed = Observe(replay, access=log, json_logs=log_format == "json", metrics=False)
         both = ByPort(resolver, observed, replay_bound)
         return TrustedForwarding(both, trusted) if trusted else both

@@ -314,16 +314,21 @@ class _Guarded(HTTPMiddleware):
     in a page's root (``index.html``); the selection script too: opened in a
     window or a tab, nothing replayed runs. A window's or a tab's navigation to
     a replayed file is not answered with it at all but sent to the resolver's
-    viewer of its page (:func:`viewer_location`, ``303``).
+    viewer of its page (:func:`viewer_location`, ``303``), under ``resolver_base``
+    when it is known (``--base-url``, its path too: a resolver behind a proxy).
     """
 
     def __init__(
-        self, app: ASGIApp, resolver_origin: str | None, resolver_port: int | None, *, scripts: bool
+        self, app: ASGIApp, resolver_origin: str | None, resolver_port: int | None, *, scripts: bool,
+        resolver_base: str | None = None,
     ) -> None:
         super().__init__(app)
         self.resolver_origin = resolver_origin
         self.resolver_port = resolver_port
         self.scripts = scripts
+        #: The resolver's public base URL without its last ``/`` (``--base-url``, a path and all: a resolver behind
+        #: a proxy at ``https://host/pdi/``), where its viewer is sent; ``None``: its origin.
+        self.resolver_base = None if resolver_base is None else resolver_base.rstrip("/")
 
     def _origin(self, request: Request, *, checked: bool = False) -> str | None:
         """The resolver's origin: as configured, or the request's own scheme and host at the resolver's port;
@@ -362,7 +367,8 @@ class _Guarded(HTTPMiddleware):
             request = Request(scope)
             raw = scope.get("raw_path") or scope.get("path", "").encode()
             location = viewer_location(request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-mode"),
-                                       raw.decode("latin-1").split("?", 1)[0], self._origin(request, checked=True))
+                                       raw.decode("latin-1").split("?", 1)[0],
+                                       self.resolver_base or self._origin(request, checked=True))
             if location is not None:
                 answer = RedirectResponse(location, status_code=303, headers={"cache-control": "no-store"})
 
@@ -676,12 +682,16 @@ def create_replay_app(
     resolver_port: int | None = None,
     scripts: bool = False,
     limits: WorkLimits | None = None,
+    resolver_base: str | None = None,
 ) -> ASGIApp:
     """The replay origin's app for the archive at ``location`` (``archive`` to pass one already open).
 
     ``resolver_origin`` (``http://127.0.0.1:8000``) is the origin whose pages
     may frame replayed pages; without it, the request's host at
     ``resolver_port``; without either, only the replay origin itself.
+    ``resolver_base`` (``https://host/pdi/``: the resolver's ``--base-url``)
+    is where a tab opened at a replayed file is sent to the viewer
+    (``…/view``); without it, the resolver's origin.
     ``scripts`` lets archived scripts run.
     """
     opened = archive if archive is not None else Archive.open(location)
@@ -691,7 +701,7 @@ def create_replay_app(
                     middleware=[Middleware(PacedAnswers), Middleware(HostField), Middleware(Options),
                                 Middleware(MiddlewareErrors), Middleware(Readers, archive=opened), Middleware(Preconditions)])
     app.state.archive = opened
-    return _Guarded(app, resolver_origin, resolver_port, scripts=scripts)
+    return _Guarded(app, resolver_origin, resolver_port, scripts=scripts, resolver_base=resolver_base)
 
 
 __all__ = [
