@@ -15,22 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio.to_thread
 import httpx
 import pytest
 from server_helpers import in_thread
-from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
-from test_server_mirror_access import (
-    PRIVATE,
-    PUBLIC,
-    UNTIL,
-    held,
-    origin,
-    statuses,
-)
+from test_server_mirror_access import PRIVATE, PUBLIC, UNTIL, Altering, held, origin, statuses
 from test_server_mirror_hostile import KEY, SERIES, Origin, entry, run, signed
 from test_server_mirrors import a_key, mirror, pdi, serving
 
@@ -39,36 +28,26 @@ from pdi.archive.naming import key_of, parse_pdi
 from pdi.signing import jwk_set_text, parse_jwks, verify_manifest
 
 
-class Replaying:
+class Replaying(Altering):
     """A proxy in front of A that passes every request on (its Authorization too), keeps each manifest page A
     answers while ``keeping``, and answers the one kept for the same query instead of asking A while
-    ``replaying``; it records each name whose octets are asked for."""
+    ``replaying``; it records each name whose octets are asked for (test_server_mirror_access's proxy, which
+    alters nothing here)."""
 
     def __init__(self, target: str) -> None:
-        self.target = target
+        super().__init__(target, lambda value: None)
+        self.altering = False
         self.keeping = False
         self.replaying = False
         self.kept: dict[str, bytes] = {}
-        self.fetched: list[str] = []
-        self.app = Starlette(routes=[Route("/{path:path}", self.forward, methods=["GET", "POST"])])
-
-    async def forward(self, request: Request) -> Response:
-        body = await request.body()
-        headers = {k: v for k, v in request.headers.items() if k.lower() in ("authorization", "content-type")}
-        return await anyio.to_thread.run_sync(self._forward, request.method, request.url.path, request.url.query,
-                                              body, headers)
 
     def _forward(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Response:
         if path == "/api/manifest" and self.replaying and query in self.kept:
             return Response(self.kept[query], media_type="application/jose")
-        if path in ("/uri-res/N2R", "/api/octets"):
-            self.fetched.append(query or body.decode())
-        answer = httpx.request(method, f"{self.target}{path}" + (f"?{query}" if query else ""),
-                               content=body or None, headers=headers, timeout=30)
+        answer = super()._forward(method, path, query, body, headers)
         if path == "/api/manifest" and answer.status_code == 200 and self.keeping:
-            self.kept[query] = answer.content
-        kept = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "link")}
-        return Response(answer.content, status_code=answer.status_code, headers=kept)
+            self.kept[query] = bytes(answer.body)
+        return answer
 
 
 @pytest.fixture
