@@ -24,7 +24,8 @@ unless forced.
 by concern, all on :class:`~pdi.archive.base.ArchiveBase` (the catalog, the
 clock and the reader's guards): :mod:`~pdi.archive.deposits`,
 :mod:`~pdi.archive.reading`, :mod:`~pdi.archive.statements`,
-:mod:`~pdi.archive.listing`, :mod:`~pdi.archive.manifests`, :mod:`~pdi.archive.mirroring`, :mod:`~pdi.archive.browsing`,
+:mod:`~pdi.archive.listing`, :mod:`~pdi.archive.manifests`, :mod:`~pdi.archive.mirroring`,
+:mod:`~pdi.archive.registries`, :mod:`~pdi.archive.browsing`,
 :mod:`~pdi.archive.curation` and :mod:`~pdi.archive.checks`; the names and
 times they share are :mod:`pdi.archive.naming`. Code outside the package uses
 :class:`Archive`'s public methods only.
@@ -48,6 +49,7 @@ from pdi.archive.listing import MAX_SEARCH_LIMIT, Listing
 from pdi.archive.manifests import ManifestPage, Manifests
 from pdi.archive.mirroring import Mirroring
 from pdi.archive.naming import MAX_ASSERTION_VALUE, canonical_series, parse_pdi, utc_now
+from pdi.archive.registries import Registries
 from pdi.archive.results import (
     CitationResolved,
     Deposit,
@@ -140,7 +142,7 @@ def _open_store(
     return open_store(location, create=create, blobs=blobs, connections=connections, older=older, read_url=read_url)
 
 
-class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Browsing, Curation, Checks, Closing):
+class Archive(Deposits, Statements, Listing, Manifests, Mirroring, Registries, Browsing, Curation, Checks, Closing):
     """Mint, deposit, version, resolve, list, assert and verify, over one catalog (:class:`~pdi.archive.catalog.SQLStore`).
 
     The public face of the archive: its methods are those of its parts (see

@@ -104,7 +104,8 @@ COMMAND_HELP: dict[str, str] = {
     "mhtml": "Read, check, pack and unpack RFC 2557 MHTML files.",
     "mirror": "Mirror series of other pdi resolvers: add, sync, audit (pdi docs how-to/mirrors).",
     "parse": "Parse PDI (urn:pdi://… or pdi://…) and print its components, canonical form and warnings.",
-    "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show).",
+    "registry": "The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show);"
+                " and forget, of the registries pdi serve --registry loads.",
     "reindex": "Make the full-text index again from the stored octets (one transaction: a failure keeps the old index).",
     "restore": "Restore the backup in SRC (made by pdi backup) to an empty place; then run pdi verify on it.",
     "search": 'Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).',

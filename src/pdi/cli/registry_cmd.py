@@ -1,8 +1,10 @@
-"""`pdi registry add|remove|show`: the archive's registry of series and their resolvers (:mod:`pdi.federation.registry`).
+"""`pdi registry add|remove|show|forget`: the archive's registry of series and their resolvers (:mod:`pdi.federation.registry`).
 
 Kept unsigned in ``registry.json`` in the archive's directory (or the file
 ``--registry-file`` / ``$PDI_REGISTRY`` names); ``pdi serve`` signs it with
-the archive's key and serves it at ``/.well-known/pdi-registry``.
+the archive's key and serves it at ``/.well-known/pdi-registry``. ``forget`` is of the
+registries ``pdi serve --registry`` loads: the newest each was issued, recorded in the catalog
+(:mod:`pdi.archive.registries`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def _writable_path(archive: str, given: str | None) -> Path:
 
 @click.group("registry")
 def registry_group() -> None:
-    """The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show)."""
+    """The archive's registry: series and their resolvers, the authority first, then mirrors (add, remove, show);
+    and forget, of the registries pdi serve --registry loads."""
 
 
 @registry_group.command("add")
@@ -119,6 +122,32 @@ def registry_show(jws: bool, key_file: str | None, registry_file: str | None, ar
         click.echo("pdi: the registry lists no series (pdi registry add SERIES BASE_URL)", err=True)
     for series, bases in sorted(registry.series.items()):
         click.echo(f"{series}\t" + "\t".join(bases))
+
+
+@registry_group.command("forget")
+@click.argument("source", metavar="FILE|URL")
+@archive_option
+def registry_forget(source: str, archive: str) -> None:
+    """Forget the newest registry the archive recorded of FILE|URL (a pdi serve --registry), so that the next one
+    loaded from it is taken however old: for an issuer who went back to an older registry on purpose.
+
+    pdi serve records, in the archive, when the newest registry it loaded from each --registry was issued, and
+    refuses one issued before it (a replay, which would point a series back at a resolver it has left), after a
+    restart and in every worker and resolver sharing the archive. Stop those that load FILE|URL first: one still
+    running refuses the older registry by what it holds, and records the newer again if it loads it. FILE|URL is
+    named as pdi serve was given it (a file's path from any folder; a URL with or without its user and password).
+    """
+    from pdi._wording import shown_url
+    from pdi.cli.archive_io import open_archive
+    from pdi.federation.authorities import registry_source
+
+    recorded = registry_source(source)
+    with open_archive(archive) as opened:
+        opened.refuse_if_read_only()
+        issued = opened.forget_registry(recorded)
+    click.echo(f"forgot\t{shown_url(source)}\t{issued}")
+    click.echo(f"pdi: the next registry loaded from {shown_url(source)} is taken, issued before {issued} too, and"
+               " recorded as its newest", err=True)
 
 
 def register(cli: click.Group) -> None:

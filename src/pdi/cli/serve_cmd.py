@@ -112,7 +112,9 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--registry", "registries", multiple=True, metavar="FILE|URL",
               help="A signed registry of series and their resolvers (the JWS /.well-known/pdi-registry serves), "
               "checked against --registry-key: a name of a series this archive does not hold is sent on to its "
-              "resolver. Repeatable; the archive's own registry.json is read first.")
+              "resolver. Repeatable; the archive's own registry.json is read first. One issued before the newest "
+              "loaded from the same FILE|URL (recorded in the archive, by any resolver on it) is refused: a replay; "
+              "pdi registry forget FILE|URL accepts an older one on purpose.")
 @click.option("--registry-key", metavar="JWK|FILE|URL",
               help="The public key (a JWK or JWK set, inline, in a file or at a URL: /api/keys) every --registry "
               "must be signed with; a registry it does not verify is refused. Only with --registry.")
@@ -234,7 +236,8 @@ def serve_cmd(
         from pdi.server.protocol.memento_oaipmh import check_admin_email
 
         check_admin_email(oai_admin_email)  # here, not in each worker
-    sources, finder = _federation(registries, registry_key, dns, dns_private)  # refused here, before anything is served
+    # refused here, before anything is served
+    sources, finder = _federation(registries, registry_key, dns, dns_private, archive=archive, read_url=read_url)
     try:
         trusted = TrustedProxies.parse(trusted_proxies)
     except ParseError as exc:
@@ -328,6 +331,10 @@ def serve_cmd(
     if read_only[0]:
         said += (f"; read-only: this user may read {named}, not write it (a member of its group, or a read-only"
                  " file system), so each write is refused (503)")
+    in_memory = any(source.memory_only is not None for source in sources)
+    if in_memory:  # said once, here: each worker knows it from the first load, made before they were forked
+        said += ("; the newest registry each --registry was issued is kept by each worker alone, not in the archive,"
+                 " which it may only read: an older one is refused until the worker stops, not after a restart")
     for each in (listener, replay_listener):  # before the line that says so: a connection asked for once it is
         each.listen(BACKLOG)  # read waits in the backlog while the workers are made, rather than being refused
     from pdi.server.process.warm import preload
@@ -341,7 +348,8 @@ def serve_cmd(
 
         logging.getLogger("pdi.serve").info(said, extra={"fields": {
             "event": "serving", "archive": named, "url": f"http://{shown}:{bound}/",
-            "replay": f"http://{shown}:{replay_bound}/", "workers": count, "read_only": read_only[0]}})
+            "replay": f"http://{shown}:{replay_bound}/", "workers": count, "read_only": read_only[0],
+            "registries_in_memory": in_memory}})
     else:
         click.echo(said, err=True)
     try:
@@ -366,8 +374,11 @@ def serve_cmd(
 
 
 def _federation(registries: tuple[str, ...], registry_key: str | None, dns: str | None,
-                dns_private: bool = False) -> tuple[list[RegistrySource], NaptrFinder | None]:
-    """The registries of --registry, each checked against --registry-key now, and --dns's finder."""
+                dns_private: bool = False, *, archive: str, read_url: str | None = None,
+                ) -> tuple[list[RegistrySource], NaptrFinder | None]:
+    """The registries of --registry, each checked against --registry-key now and against the newest of its source
+    the archive recorded (one issued before it is refused: a replay), and --dns's finder."""
+    from pdi.archive import Archive
     from pdi.federation.authorities import RegistrySource, load_keys
     from pdi.federation.naptr import NaptrFinder
 
@@ -378,7 +389,16 @@ def _federation(registries: tuple[str, ...], registry_key: str | None, dns: str 
         raise click.BadParameter("it is the key each --registry is checked with, and no --registry is given: give"
                                  " --registry FILE|URL too, or leave it out", param_hint="--registry-key")
     keys = load_keys(registry_key) if registry_key is not None else []
-    sources = [RegistrySource(where, keys) for where in registries]
+    sources: list[RegistrySource] = []
+    if registries:
+        opened = Archive.open(archive, read_url=read_url)
+        try:
+            for where in registries:
+                sources.append(RegistrySource(where, keys, opened))
+        finally:
+            for source in sources:  # closed before the workers are forked: each keeps them in its own (create_app)
+                source.keep_in(None)
+            opened.close()
     if dns_private and dns is None:
         raise click.BadParameter("it lets the resolvers --dns names at private addresses be asked, and no --dns is"
                                  " given: give --dns HOST:PORT too, or leave it out", param_hint="--dns-private")

@@ -11,7 +11,14 @@
    held: a replay); a URL is fetched again after its
    ``Cache-Control: max-age`` (at least :data:`MIN_RELOAD`, at most
    :data:`MAX_RELOAD`; without one, :data:`DEFAULT_RELOAD`), a file when
-   it changes;
+   it changes. The newest time each source's registry was issued is also
+   kept in the archive's catalog (:class:`IssuedRecord`,
+   :mod:`pdi.archive.registries`, by :func:`registry_source`), so that one
+   issued before it is refused as a replay after a restart too, and by every
+   worker and resolver sharing the archive (at start, an error naming both
+   times and ``pdi registry forget``, which accepts an older one on
+   purpose); a resolver that may only read its archive keeps it in each
+   worker alone, and says so once (``pdi serve``'s first line);
 3. the DNS (:mod:`pdi.federation.naptr`), when ``--dns`` names a server.
 
 A registry lists the authority first, then its mirrors: the order is kept,
@@ -57,12 +64,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from pdi._addresses import browser_ipv4
 from pdi._refusals import IDENTITY, coded, refusal, said, unreached
-from pdi._wording import MESSAGE_MOST, clipped, shown_url
+from pdi._wording import MESSAGE_MOST, clipped, public_url, shown_url
 from pdi.errors import (
     IntegrityError,
     LimitError,
@@ -84,8 +91,11 @@ from pdi.federation.registry import (
 from pdi.signing import MAX_JWKS, PublicKey, parse_jwks
 from pdi.uri import normalize
 
-__all__ = ["PROBE_HEADER", "RESOLVER_HEADER", "Authorities", "Candidate", "RegistrySource", "fetch_bounded", "load_keys",
-           "same_resolver"]
+if TYPE_CHECKING:
+    from pdi.archive.registries import RegistryIssued
+
+__all__ = ["PROBE_HEADER", "RESOLVER_HEADER", "Authorities", "Candidate", "IssuedRecord", "RegistrySource",
+           "fetch_bounded", "load_keys", "registry_source", "same_resolver"]
 
 log = logging.getLogger("pdi.federation")
 
@@ -256,18 +266,56 @@ def _max_age(cache_control: str) -> float:
     return DEFAULT_RELOAD
 
 
-class RegistrySource:
-    """A signed registry loaded from a file or a URL and kept current; :meth:`current` is the last that verified."""
+def registry_source(where: str) -> str:
+    """What the newest registry loaded from ``where`` (a ``--registry``) is recorded by in the catalog: a URL
+    without its userinfo (the catalog holds no password; another user's or password reads the same registry),
+    normalized (RFC 3986 §6.2.2, §6.2.3: :func:`pdi.uri.normalize`; ``HTTP://Reg.Example:80/r`` is
+    ``http://reg.example/r``), or a file's absolute path with its symbolic links resolved
+    (:func:`os.path.realpath`): a ``registry.jws`` named from another working directory after a restart is the
+    same file, and two of that name in two folders are two sources."""
+    if "://" in where:
+        bare = public_url(where)
+        try:
+            return normalize(bare)
+        except PDIError:  # no URL pdi.uri reads (its fetch says why): as given, without its userinfo
+            return bare
+    return os.path.realpath(where)
 
-    def __init__(self, where: str, keys: list[PublicKey]) -> None:
+
+class IssuedRecord(Protocol):
+    """Where the newest registry each source was issued is kept beyond one process: the archive's catalog
+    (:meth:`pdi.archive.Archive.see_registry`, schema step 26)."""
+
+    def see_registry(self, source: str, issued: str, *, ahead: float) -> RegistryIssued: ...
+
+
+class RegistrySource:
+    """A signed registry loaded from a file or a URL and kept current; :meth:`current` is the last that verified.
+
+    With ``record`` (an archive; or, later, :meth:`keep_in`), the newest time a registry of this source was issued
+    is kept there too, and one issued before it is refused at every load, the first too: after a restart, and by
+    every worker and resolver sharing the archive. One it may not write keeps the newest in this process alone
+    (:attr:`memory_only` says why)."""
+
+    def __init__(self, where: str, keys: list[PublicKey], record: IssuedRecord | None = None) -> None:
         self.where = where
         #: ``where`` as messages and log lines name it: a URL's userinfo (a password) never in them
         self.shown = shown_url(where)
+        #: ``where`` as the catalog records its newest registry (:func:`registry_source`)
+        self.source = registry_source(where)
         self.keys = keys
+        self.record = record
+        #: Why the newest registry is kept in this process alone (the archive may only be read); ``None``: it is not.
+        self.memory_only: str | None = None
         self._lock = threading.Lock()
         self._next = 0.0
         self._stamp: tuple[int, int] | None = None
         self.registry = self._load()  # the first load's refusal is the caller's error
+
+    def keep_in(self, record: IssuedRecord | None) -> None:
+        """Keep the newest registry of this source in ``record`` from the next load on (a worker's own archive,
+        opened after the first load's was closed); ``None``: in this process alone."""
+        self.record = record
 
     def _is_url(self) -> bool:
         return urlsplit(self.where).scheme in ("http", "https")
@@ -302,7 +350,29 @@ class RegistrySource:
             # signed, and so once true: a replay of it would point a series back at a resolver it has left
             raise IntegrityError(f"the registry {self.shown} was issued {loaded.issued}, before the one held"
                                  f" ({held.issued}): an older registry is refused")
+        if self.record is not None and loaded.issued is not None:
+            self._see(loaded.issued)
         return loaded
+
+    def _see(self, issued: str) -> None:
+        """Record ``issued`` as this source's newest in :attr:`record`, or refuse (:class:`IntegrityError`) a registry
+        issued before the newest recorded there: after a restart, or loaded by another worker or resolver."""
+        assert self.record is not None
+        seen = self.record.see_registry(self.source, issued, ahead=MAX_AHEAD)
+        if seen.unwritable is not None and self.memory_only is None:
+            self.memory_only = seen.unwritable
+            # said once a process, at a reload; the first load's is said by its caller (pdi serve's first line), and
+            # a worker forked after it knows it already
+            if getattr(self, "registry", None) is not None:
+                log.warning("pdi: the newest registry %s was issued is kept by this process alone, not in the archive:"
+                            " %s", self.shown, clipped(seen.unwritable, MESSAGE_MOST))
+        if seen.newer is not None:
+            raise IntegrityError(
+                f"the registry {self.shown} was issued {issued}, before the one issued {seen.newer} that was loaded"
+                " from it before (recorded in the archive): an older registry is refused, as a replay of it would"
+                " point a series back at a resolver it has left. If its issuer went back to it on purpose, stop every"
+                f" pdi serve that loads it, run pdi registry forget {self.shown} (which forgets {seen.newer}) and"
+                " start them again")
 
     def current(self) -> Registry:
         """The registry, loaded again when its time is up (a reload that fails keeps the one held, and says why)."""

@@ -234,7 +234,8 @@ def create_app(
     ``signing_key`` signs the manifests of ``/api/manifest`` (:mod:`pdi.server.protocol.manifests`); without
     it, the archive's own (:mod:`pdi.archive.signing_key`) if it has one; it also signs the archive's registry
     at ``/.well-known/pdi-registry``. A name of a series the archive does not hold is looked up in its own
-    registry, then ``registries``, then the DNS server of ``dns`` (:mod:`pdi.server.protocol.elsewhere`).
+    registry, then ``registries``, then the DNS server of ``dns`` (:mod:`pdi.server.protocol.elsewhere`); each of
+    ``registries`` keeps the newest it loads in this archive from then on (a replay of an older one refused).
     ``tsa``, a time-stamping authority's URL, makes ``/api/manifest.tsr`` answer RFC 3161 timestamps of them.
     ``access_log``, ``json_logs`` and ``metrics_token`` are what the outermost middleware
     (:class:`~pdi.server.process.observe.Observe`) writes each request to and who may read ``/metrics``;
@@ -257,6 +258,8 @@ def create_app(
     pages = ReaderApp(opened, work, replay)
     key = signing_key or _signing_key(opened)
     token = resolver_token if resolver_token is not None else secrets.token_hex(16)
+    for source in registries:  # the newest registry of each source, kept in the archive from here on
+        source.keep_in(opened)
     authorities = Authorities(_registry_file(opened), list(registries), dns,
                               peers=lambda: [m.base_url for m in opened.mirrors()], strangers=opened.announced_peers,
                               token=token)

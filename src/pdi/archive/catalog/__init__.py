@@ -17,6 +17,7 @@ alone (the connection and its transactions) and importing no other part:
 * :mod:`.search_index`: the full-text index's rows;
 * :mod:`.messages`: the thread index of e-mail messages (by Message-ID and by parent);
 * :mod:`.mirrors`: the other archives that hold a series, and a damaged blob written again;
+* :mod:`.registries`: the newest registry each ``pdi serve --registry`` source was issued;
 * :mod:`.checks`: the catalog's own invariants.
 
 The SQLite and PostgreSQL differences are each dialect's one module
@@ -40,6 +41,7 @@ from pdi.archive.catalog.imports import ImportsPart
 from pdi.archive.catalog.listing import ListingPart
 from pdi.archive.catalog.messages import MessagesPart
 from pdi.archive.catalog.mirrors import MirrorsPart
+from pdi.archive.catalog.registries import RegistriesPart
 from pdi.archive.catalog.schema import SchemaPart
 from pdi.archive.catalog.search_index import SearchIndexPart, search_page
 from pdi.archive.catalog.statements import StatementsPart
@@ -57,6 +59,7 @@ class SQLStore(
     SearchIndexPart,
     MessagesPart,
     MirrorsPart,
+    RegistriesPart,
     ChecksPart,
     ABC,
 ):

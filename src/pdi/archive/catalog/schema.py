@@ -24,6 +24,7 @@ from pdi.archive.catalog.schema_steps import (
     ASCII_APART_STEP,
     OPTIONAL_STEP,
     PARSE_REFUSALS_STEP,
+    REGISTRIES_SEEN_STEP,
     RESPACED_STEP,
     SELECTORS_STEP,
     SPACED_STEP,
@@ -209,8 +210,8 @@ class SchemaPart(CatalogBase):
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
         PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, and dates
         the documents a change of access made before it showed or withheld (:meth:`_date_earlier_access_changes`);
-        step 22 adds its table unless it is there, as the steps before it may run again without harm; step 24 writes
-        the passages holding a variation selector again (:meth:`_unmark_all`)."""
+        step 22 and step 26 add their tables unless they are there, as the steps before them may run again without harm;
+        step 24 writes the passages holding a variation selector again (:meth:`_unmark_all`)."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -232,6 +233,8 @@ class SchemaPart(CatalogBase):
             self._date_earlier_access_changes(timestamp())
             return []
         elif version == PARSE_REFUSALS_STEP and self._has_table("parse_refusals"):
+            return []  # (likewise)
+        elif version == REGISTRIES_SEEN_STEP and self._has_table("registries_seen"):
             return []  # (likewise)
         elif version == SELECTORS_STEP:
             from pdi.passages.fulltext import SELECTORS

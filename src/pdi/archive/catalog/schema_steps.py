@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ACCESS_DATED_STEP", "ASCII_APART_STEP", "MARKS_IN_WORDS_STEP", "OPTIONAL_STEP", "PARSE_REFUSALS_STEP",
-    "RESPACED_STEP", "RULES_MARKED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
+    "REGISTRIES_SEEN_STEP", "RESPACED_STEP", "RULES_MARKED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
 ]
 
 
@@ -34,7 +34,7 @@ def migrations(
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
              _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
-             _parse_refusals(), list(marks), _selectors_passages(), _rules_marked()]
+             _parse_refusals(), list(marks), _selectors_passages(), _rules_marked(), _registries_seen()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -587,4 +587,23 @@ def _rules_marked() -> list[str]:
         "ALTER TABLE access_changes ADD COLUMN series TEXT",
         "CREATE INDEX access_changes_by_series ON access_changes (series)",
         "ALTER TABLE mirrors ADD COLUMN rules_seen INTEGER",
+    ]
+
+
+#: The step that records the newest ``issued`` of each registry ``pdi serve --registry`` loaded (:func:`_registries_seen`).
+REGISTRIES_SEEN_STEP = 26
+
+
+def _registries_seen() -> list[str]:
+    """Step 26: the newest signed registry each ``pdi serve --registry`` source (a URL without its userinfo, or a
+    file's real path: :func:`pdi.federation.authorities.registry_source`) was issued (``issued``, as signed, and
+    ``issued_order``, the same time written so that text order is time order), and when it was seen: a registry
+    issued before it is refused as a replay after a restart too, and by every worker and resolver sharing the
+    archive, not by the process that saw the newer one alone (:mod:`pdi.archive.registries`)."""
+    return [
+        """CREATE TABLE registries_seen (
+            source TEXT PRIMARY KEY,
+            issued TEXT NOT NULL,
+            issued_order TEXT NOT NULL,
+            seen_at TEXT NOT NULL)""",
     ]
