@@ -115,8 +115,8 @@ def test_another_resolver_on_the_same_archive_refuses_an_older_registry(location
         refused_saying(serve_refused(location, signed), signed)
 
 
-def test_a_worker_refuses_a_registry_older_than_one_another_worker_loaded(location: str, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_refuses_a_registry_older_than_one_another_worker_loaded(
+        location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """Two workers of one ``pdi serve`` hold the registry loaded at start; one of them loads a newer one; the other,
     sent one issued between the two, refuses it, though it is newer than the one it holds: the catalog says a newer
     one was loaded. Each worker is a :class:`RegistrySource` with an archive opened of its own, as in ``pdi serve``
@@ -133,7 +133,11 @@ def test_a_worker_refuses_a_registry_older_than_one_another_worker_loaded(locati
         signed.write(NEWER)
         assert one.current().issued == NEWER
         signed.file.write_text(signed.registry(BETWEEN) + "\n\n")
-        assert other.current().issued == OLDER  # the one it held, kept: BETWEEN refused
+        with caplog.at_level("WARNING", logger="pdi.federation"):
+            assert other.current().issued == OLDER  # the one it held, kept: BETWEEN refused
+        said = " ".join(caplog.text.split())  # the log line, however the handler wraps it
+        assert f"the registry {signed.file} was not reloaded (the one held is kept)" in said, said
+        assert f"was issued {BETWEEN}, before the one issued {NEWER} that was loaded from it before" in said, said
         assert one.current().issued == NEWER
     assert recorded(location) == [(str(signed.file), NEWER)]
 
