@@ -220,6 +220,53 @@ def test_sec_and_msec_on_a_video_name_an_interval_and_answer_the_whole_video(
     assert at_end is not None and not at_end.past_end and not at_end.clamped
 
 
+def stating(data: bytes, seconds: int) -> bytes:
+    """An MP4 whose movie header (``mvhd``, ISO/IEC 14496-12 §8.2.2, version 0: its duration the 32 bits after its
+    timescale's) states ``seconds``, its tracks and samples untouched: a container that lies about its duration."""
+    at = data.index(b"mvhd") + 4
+    assert data[at] == 0  # version 0: flags, creation and modification times, timescale, duration, 4 octets each
+    timescale = int.from_bytes(data[at + 12:at + 16], "big")
+    return data[:at + 16] + (timescale * seconds).to_bytes(4, "big") + data[at + 20:]
+
+
+@pytest.mark.parametrize("stated", [1, 3600])
+def test_an_mp4_whose_movie_header_lies_lasts_as_long_as_its_tracks(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], tmp_path: Path, stated: int
+) -> None:
+    """A browser plays such a file as long as its longest stream (Chromium's FFmpegDemuxer: an MP4 made 3 s long
+    whose ``mvhd`` says 1 s or an hour plays 3 s there); pdi read the header's 1 s (no passage after 1 s could be
+    cited) or its hour (a passage of a recording's 59th minute was cited)."""
+    data = stating(videos["video+mp4"][0], stated)
+    (tmp_path / "lying.mp4").write_bytes(data)
+    report = ffprobe_report(tmp_path / "lying.mp4")
+    fmt, streams = report["format"], report["streams"]
+    assert isinstance(fmt, dict) and isinstance(streams, list)
+    assert Decimal(fmt["duration"]) == stated  # ffprobe's container duration is the lie
+    tracks = max(math.ceil((Decimal(s["start_time"]) + Decimal(s["duration"])) * 1000) for s in streams)
+    assert abs(tracks - 3000) < 100  # made 3 s long
+    name = str(archive.add(S, data, format="video+mp4"))
+    assert info_of(archive, name).duration_ms == tracks
+    late = archive.resolve(f"{name}#sec=2,3").fragment
+    assert late is not None and late.interval is not None and not late.clamped
+    assert (late.interval.start, late.interval.end, late.interval.length) == (2000, 3000, tracks)
+    past = archive.resolve(f"{name}#sec=5,6").fragment
+    assert past is not None and past.past_end
+
+
+def test_an_ogg_whose_times_start_late_lasts_as_long_as_its_streams_from_their_start(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """Its streams' ends are not its duration (an MP4's tracks' are): an Ogg whose pages' times start at 1000 s lasts
+    the 3 s it was made, as ffprobe reads its container, not 1003 s (found in review of the MP4's rule)."""
+    path = tmp_path / "late.ogv"
+    data = make_video(path, "libtheora", "libvorbis", extra=("-output_ts_offset", "1000"))
+    fmt = ffprobe_report(path)["format"]
+    assert isinstance(fmt, dict) and Decimal(fmt["start_time"]) > 999
+    name = str(archive.add(S, data, format="video+ogg"))
+    assert info_of(archive, name).duration_ms == math.ceil(Decimal(fmt["duration"]) * 1000)
+    assert abs(info_of(archive, name).duration - 3) < 0.1
+
+
 @pytest.fixture(scope="module")
 def long_video(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str, object]]:
     """130 s at one frame a second, 32×24: long enough for the Media Fragments spec's own examples."""

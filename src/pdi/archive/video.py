@@ -94,7 +94,8 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fd
     demuxer, _ = CONTAINERS[media_type]
     command = limited([
         program, "-v", "error", "-hide_banner", "-protocol_whitelist", "file", "-f", demuxer,
-        "-show_entries", "format=format_name,duration,start_time:stream=codec_type,codec_name,width,height"
+        "-show_entries", "format=format_name,duration,start_time"
+        ":stream=codec_type,codec_name,width,height,start_time,duration"
         ":stream_disposition=attached_pic",
         "-of", "json", "file:" + path,
     ], CHILD_MEMORY)

@@ -147,6 +147,7 @@ MAX_DURATION_MS = 100 * 366 * 86_400 * 1000
 def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | None = None) -> VideoInfo:
     """The :class:`VideoInfo` in ffprobe's JSON (``-show_format -show_streams -of json``) for a ``media_type`` video.
 
+    An MP4's duration is where its last video or audio track ends (:func:`_stream_ends`), not its movie header's.
     ``duration`` (seconds) stands in for a container that states none (a
     browser's MediaRecorder writes WebM without one): the end of its last
     packet, which :mod:`pdi.archive.video` asks ffprobe for then. Raises
@@ -178,15 +179,41 @@ def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | Non
         seconds = Decimal(str(fmt.get("duration"))) if duration is None else duration
     except InvalidOperation:
         seconds = Decimal("NaN")
+    sounds = [s for s in streams if isinstance(s, dict) and s.get("codec_type") == "audio"]
+    if duration is None and name == "mp4":  # not its movie header's: where its tracks end, as a browser plays it
+        seconds = max(_stream_ends([*videos, *sounds]), default=seconds)
     if not seconds.is_finite() or seconds < 0:
         raise ParseError(f"ffprobe finds no duration in this {name} file", rule="video")
     if seconds * 1000 > MAX_DURATION_MS:
         raise ParseError(f"ffprobe reads a duration of {seconds:.0f} s in this {name} file, more than a century:"
                          " no recording lasts so long", rule="video")
     duration_ms = int((seconds * 1000).to_integral_value(rounding=ROUND_CEILING))
-    audio = tuple(str(s.get("codec_name", "unknown")) for s in streams
-                  if isinstance(s, dict) and s.get("codec_type") == "audio")
+    audio = tuple(str(s.get("codec_name", "unknown")) for s in sounds)
     return VideoInfo(duration_ms, width, height, codec, audio, format_name)
+
+
+def _stream_ends(streams: Sequence[dict[str, object]]) -> list[Decimal]:
+    """Where each of an MP4's ``streams`` ends (seconds: its start time, 0 if it states none, and its duration, as
+    ffprobe reads them from its sample tables and edit list), of those that state a duration.
+
+    ffprobe's duration of an MP4 (``format.duration``) is its movie header's (``mvhd``), which nothing checks
+    against its tracks; a browser's player lasts as long as its longest audio or video track (Chromium's
+    ``FFmpegDemuxer``): an MP4 whose ``mvhd`` says 2 s of tracks of 7 s plays 7 s, and one that says an hour of
+    them plays 7 s too (found by a new user's trial, 2026-12-02: pdi read such files as 2 s, where no passage past
+    2 s could be cited, and as an hour). A track's start counts, as the movie header counts it: pictures an edit
+    list starts at 10 s end at 13 s. The other containers' durations are their demuxers' reading of their streams
+    (an Ogg's from its pages' times, from its first; a WebM's streams state none).
+    """
+    found = []
+    for stream in streams:
+        try:
+            seconds = Decimal(str(stream.get("duration")))
+            start = Decimal(str(stream.get("start_time", 0)))
+        except InvalidOperation:
+            continue
+        if seconds.is_finite() and seconds > 0:
+            found.append(seconds + (start if start.is_finite() else 0))
+    return found
 
 
 def states_duration(output: bytes) -> bool:
