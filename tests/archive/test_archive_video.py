@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import subprocess
 from collections.abc import Iterator
 from decimal import Decimal
@@ -383,6 +384,25 @@ def test_a_webm_that_states_no_duration_is_timed_by_its_last_packet(archive: Arc
     assert info_of(archive, name).duration_ms == 3000  # 30 frames of 100 ms, from 0
     late = archive.resolve(f"{name}#sec=2,4").fragment
     assert late is not None and late.interval is not None and (late.interval.end, late.clamped) == (3000, True)
+
+
+def test_a_webm_that_states_a_duration_below_zero_is_timed_by_its_packets(archive: Archive, tmp_path: Path) -> None:
+    """As one stating 0 s or infinity is (ffprobe reads those as no duration): it was refused, "ffprobe finds no
+    duration", though ffprobe read -5 s and every packet."""
+    path = tmp_path / "negative.webm"
+    data = make_video(path, "libvpx-vp9", "libopus")
+    at = data.index(b"\x44\x89\x88")  # Matroska's Duration (EBML ID 0x4489), an 8-octet float
+    data = data[:at + 3] + struct.pack(">d", -5000.0) + data[at + 11:]  # -5 s in the default 1 ms TimecodeScale
+    path.write_bytes(data)
+    fmt = ffprobe_report(path)["format"]
+    assert isinstance(fmt, dict) and Decimal(fmt["duration"]) == -5
+    lines = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "packet=pts_time,duration_time", "-of",
+                            "csv=p=0", str(path)], capture_output=True, check=True, timeout=60).stdout.decode().split()
+    packets = [(Decimal(p), Decimal(d)) for p, d, *_ in (line.split(",") for line in lines)]
+    ends = max(p + d for p, d in packets) - min(p for p, _ in packets)
+    name = str(archive.add(S, data, format="webm"))
+    assert info_of(archive, name).duration_ms == math.ceil(ends * 1000)
+    assert abs(info_of(archive, name).duration - 3) < 0.1  # made 3 s long
 
 
 def test_reading_every_packet_is_given_the_time_limit_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -217,12 +217,19 @@ def _stream_ends(streams: Sequence[dict[str, object]]) -> list[Decimal]:
 
 
 def states_duration(output: bytes) -> bool:
-    """Whether ffprobe's JSON gives the container's duration (``format.duration``)."""
+    """Whether ffprobe's JSON gives the container's duration (``format.duration``), a number not below 0.
+
+    ffprobe gives ``N/A`` for a WebM whose duration is 0, infinite or not a number, and such a file is timed by
+    its packets; one whose duration is below 0 is as unreadable, and is timed so too (found by a new user's
+    trial, 2026-12-02: a WebM stating -5 s of its 5 s was refused, "ffprobe finds no duration", where the same
+    file stating 0 s or infinity was deposited).
+    """
     try:
         fmt = json.loads(output).get("format", {})
-    except (ValueError, AttributeError):
+        stated = Decimal(str(fmt.get("duration")))
+    except (ValueError, AttributeError, ArithmeticError):
         return False
-    return isinstance(fmt, dict) and fmt.get("duration") not in (None, "N/A")
+    return stated.is_finite() and stated >= 0
 
 
 def _times(scheme: str, positions: Sequence[object]) -> tuple[int, int]:
