@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import mailbox
+import mimetypes
 import subprocess
 import sys
 from email.message import EmailMessage
@@ -18,6 +19,8 @@ from archive_helpers import SRC
 from click.testing import CliRunner, Result
 
 from pdi.cli import cli
+from pdi.errors import UnsupportedError
+from pdi.formats import token_for
 
 S = "library.example.fr"
 PDFS = SRC.parent / "tests" / "data" / "pdf"
@@ -202,6 +205,17 @@ def test_a_file_whose_format_cannot_be_told_is_refused_before_any_is_deposited(a
     odd.write_bytes(b"odd\n")
     refused = run(archive, "add", "-s", S, str(good), str(odd), code=2)
     assert f"Error: cannot tell the format of {odd} from its name: give --format" in refused.stderr
+    # a name whose media type has no format token (a new user's .mkv, found 2026-12-02): named, and what to give,
+    # where it said "unsupported: media type 'video/x-matroska' is not in the registry", naming no file
+    tarred = tmp_path / "papers.tar"
+    tarred.write_bytes(b"odd\n")
+    media_type = mimetypes.guess_type(tarred.name, strict=False)[0]
+    assert media_type is not None
+    with pytest.raises(UnsupportedError):  # pdi's registry has no token for it
+        token_for(media_type)
+    refused = run(archive, "add", "-s", S, str(good), str(tarred), code=2)
+    assert (f"Error: cannot tell the format of {tarred} from its name: its media type {media_type} has no format"
+            " token; give --format") in refused.stderr
     folder = tmp_path / "papers"
     folder.mkdir()
     refused = run(archive, "add", "-s", S, str(good), str(folder), code=2)

@@ -31,7 +31,7 @@ from pdi.archive import (
 )
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive
-from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError
+from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError, UnsupportedError
 from pdi.identifier import PDI
 
 if TYPE_CHECKING:
@@ -189,7 +189,11 @@ def _guess_format(path: str) -> str:
         media_type = _COMPRESSED.get(encoding)
     if media_type is None:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format {_SOME_TOKENS}")
-    return formats.token_for(_REGISTERED.get(media_type, media_type))
+    try:
+        return formats.token_for(_REGISTERED.get(media_type, media_type))
+    except UnsupportedError as exc:  # a name whose media type has no token (.tar, .py, .mkv): said as one with none
+        raise click.UsageError(f"cannot tell the format of {path} from its name: its media type {media_type}"
+                               f" has no format token; give --format {_SOME_TOKENS}") from exc
 
 
 #: What a refusal that asks for --format says it takes: the common tokens, and a media type (its token is taken).
