@@ -347,6 +347,13 @@ def test_grammar_3_fragment_schemes(suffix: str, fragment: Fragment) -> None:
         ("1.text.1#char=7,12.", "position", "char positions are digits, not '.'"),
         ("1.wav.1#sec=1.5,2", "position", "sec positions are digits, not '.'"),
         ("1.html.1#elt=p,q", "position", "elt positions are digits, not 'p'"),
+        # a fragment that names no scheme counts in its format's default, said so: a link maker's escaped '='
+        ("1.rfc822.1#part%3D2", "position", "char positions are digits, not 'part=2' (the fragment names no scheme:"
+                                            " char is rfc822's default; a scheme is named scheme=…, its '=' not"
+                                            " %-escaped)"),
+        ("1.webm.1#1,x", "position", "sec positions are digits, not 'x' (the fragment names no scheme: sec is"
+                                     " webm's default)"),
+        ("1.text.1#char=a,2", "position", "char positions are digits, not 'a' (rule"),
         ("1.pdf.1#x=(1,2", "ext-position", "unbalanced"),
         ("1.pdf.1#x=(a-b)", "position-specifier", "letters or digits"),
         ("1.html.1#name=a,b@1=pdi://a.us/2000/01/01/1", "element-name", "must be %-escaped"),

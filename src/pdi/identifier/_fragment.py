@@ -389,15 +389,25 @@ def _check_fragment(
                 offset,
                 "fragment-scheme",
             )
-    _check_positions(frag, scheme, text, offset, at)
+    _check_positions(frag, scheme, text, offset, at, "" if frag.scheme else f"{format}'s default")
     return scheme
 
 
 def _check_positions(
-    frag: Fragment, scheme: str, text: str, offset: int, at: tuple[int, ...]
+    frag: Fragment, scheme: str, text: str, offset: int, at: tuple[int, ...], default: str = ""
 ) -> None:
+    """``default``: how the scheme was chosen when the fragment names none (``"rfc822's default"``), said beside a
+    position that is no number, which such a fragment's often is: ``#part%3D2``, its ``=`` escaped by a link
+    maker, was told "char positions are digits", naming neither what it found nor why char (found by a new
+    user's trial, 2026-12-02)."""
     pos = frag.positions
     n = len(pos)
+
+    def digits(bad: int | None) -> None:
+        if bad is not None:
+            escaped = "; a scheme is named scheme=…, its '=' not %-escaped" if "=" in str(pos[bad]) else ""
+            chosen = f" (the fragment names no scheme: {scheme} is {default}{escaped})" if default else ""
+            need(False, f"{scheme} positions are digits, not {clipped(str(pos[bad]))!r}{chosen}", index=bad)
 
     def need(cond: bool, message: str, rule: str = "position", index: int | None = None) -> None:
         if not cond:
@@ -416,8 +426,7 @@ def _check_positions(
             f"{scheme}= is one position or two (start,end), not {n}",
             index=2,
         )
-        bad = first_not(int)
-        need(bad is None, f"{scheme} positions are digits", index=bad)
+        digits(first_not(int))
         if n == 2:
             assert isinstance(pos[0], int) and isinstance(pos[1], int)
             ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
@@ -427,8 +436,7 @@ def _check_positions(
             f"{scheme}= is two positions (start,end), not {n}",
             index=2 if n > 2 else None,
         )
-        bad = first_not(int)
-        need(bad is None, f"{scheme} positions are digits", index=bad)
+        digits(first_not(int))
         assert isinstance(pos[0], int) and isinstance(pos[1], int)
         ordered(pos[0], pos[1], f"{pos[0]},{pos[1]}")
     elif scheme == "name":
