@@ -405,6 +405,29 @@ def test_a_webm_that_states_a_duration_below_zero_is_timed_by_its_packets(archiv
     assert abs(info_of(archive, name).duration - 3) < 0.1  # made 3 s long
 
 
+def test_a_webm_whose_duration_leaves_out_packets_lasts_until_they_end(archive: Archive, tmp_path: Path) -> None:
+    """A WebM whose ``Duration`` says 1 s of the 3 s its packets hold: a browser's player plays all 3 s (its timeline
+    grows as it reads them), and pdi refused a passage of the 2nd second as past the end."""
+    path = tmp_path / "short.webm"
+    data = make_video(path, "libvpx-vp9", "libopus")
+    at = data.index(b"\x44\x89\x88")  # Matroska's Duration (EBML ID 0x4489), an 8-octet float
+    data = data[:at + 3] + struct.pack(">d", 1000.0) + data[at + 11:]  # 1 s in the default 1 ms TimecodeScale
+    path.write_bytes(data)
+    fmt = ffprobe_report(path)["format"]
+    assert isinstance(fmt, dict) and Decimal(fmt["duration"]) == 1
+    lines = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "packet=pts_time,duration_time", "-of",
+                            "csv=p=0", str(path)], capture_output=True, check=True, timeout=60).stdout.decode().split()
+    packets = [(Decimal(p), Decimal(d)) for p, d, *_ in (line.split(",") for line in lines)]
+    ends = max(p + d for p, d in packets) - Decimal(fmt["start_time"])  # from the presentation's start
+    name = str(archive.add(S, data, format="webm"))
+    info = info_of(archive, name)
+    assert info.duration_ms == math.ceil(ends * 1000) and info.end_ms is None
+    assert abs(info.duration - 3) < 0.1  # made 3 s long
+    late = archive.resolve(f"{name}#sec=2,3").fragment
+    assert late is not None and late.interval is not None and not late.past_end
+    assert (late.interval.start, late.interval.end) == (2000, 3000)
+
+
 def test_reading_every_packet_is_given_the_time_limit_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The first call (the container's facts) must end well inside the deadline, the second (the packets) pass what
     is left of it: the one deadline covers both. The first is a shell's start and an echo under ``prlimit``: 4.5 ms

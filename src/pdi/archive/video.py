@@ -121,6 +121,8 @@ def probe(path: str, media_type: str, *, seconds: float = PROBE_SECONDS, pass_fd
         info = info_from_ffprobe(report, media_type)
         left = seconds - (time.monotonic() - started)
         end = _cut_short_at(program, demuxer, path, report, info.duration_ms, left, pass_fds)
+        if isinstance(end, Decimal):  # packets past the end it states: it lasts until they end, as a player plays it
+            return info_from_ffprobe(report, media_type, duration=end)
         return info if end is None else dataclasses.replace(info, end_ms=end)
     # no duration in the container (a browser's recording): the end of its last packet, found by reading them all
     left = seconds - (time.monotonic() - started)
@@ -139,15 +141,20 @@ TAIL_SECONDS = 10
 
 
 def _cut_short_at(program: str, demuxer: str, path: str, report: bytes, duration_ms: int, seconds: float,
-                  pass_fds: Sequence[int] = ()) -> int | None:
-    """Where a video whose container states ``duration_ms`` really ends, if it is cut short; else ``None``.
+                  pass_fds: Sequence[int] = ()) -> int | Decimal | None:
+    """Where a video whose container states ``duration_ms`` really ends, if it is cut short (milliseconds, an
+    ``int``) or runs past it (seconds, a :class:`~decimal.Decimal`); else ``None``.
 
     ffprobe reads the packets of the last :data:`TAIL_SECONDS` of the stated duration (``-read_intervals``: a
     seek, then what follows); the file is cut short when it says the file is damaged there (``File ended
     prematurely``, ``partial file``) and its packets end before the stated duration. A whole file's packets reach
     it (a last frame shown for long is no damage: ffprobe says nothing of it). Then the end of its last packet,
-    from the container's start, in milliseconds rounded down. Best effort: past ``seconds``, or when ffprobe
-    cannot seek and read, ``None`` (the file is read as its container states, as before).
+    from the container's start, in milliseconds rounded down. A packet that begins past the stated duration
+    is one the container leaves out (a WebM whose ``Duration`` says 1 s of 5: a browser's player plays, and its
+    timeline grows to, all 5; found by a new user's trial, 2026-12-02, where no passage past 1 s could be cited):
+    then the end of its last packet from the container's start, in seconds, as a WebM that states no duration is
+    timed. Best effort: past ``seconds``, or when ffprobe cannot seek and read, ``None`` (the file is read as its
+    container states, as before).
     """
     try:
         start = Decimal(str(json.loads(report)["format"].get("start_time", "0")))
@@ -162,6 +169,8 @@ def _cut_short_at(program: str, demuxer: str, path: str, report: bytes, duration
     with tempfile.TemporaryFile() as err:
         read = _read_packets(command, seconds, pass_fds, err)
         damaged = err.tell() > 0
+    if read is not None and read[3] is not None and read[1] is not None and (read[3] - start) * 1000 > duration_ms:
+        return read[1] - start
     if read is None or not damaged:
         return None
     last = read[1]
@@ -169,14 +178,16 @@ def _cut_short_at(program: str, demuxer: str, path: str, report: bytes, duration
     return max(reached, 0) if reached < duration_ms else None
 
 
-def _read_packets(command: list[str], seconds: float, pass_fds: Sequence[int],
-                  stderr: IO[bytes] | int = subprocess.DEVNULL) -> tuple[Decimal | None, Decimal | None, int] | None:
+def _read_packets(
+    command: list[str], seconds: float, pass_fds: Sequence[int], stderr: IO[bytes] | int = subprocess.DEVNULL
+) -> tuple[Decimal | None, Decimal | None, int, Decimal | None] | None:
     """ffprobe's packet lines (``pts_time,duration_time``) of ``command``, read as it writes them: the earliest
-    ``pts``, the latest ``pts + duration`` (``None`` when no packet has one) and its exit status; ``None`` when it
-    ran past ``seconds`` (killed). Only two numbers are kept, so memory stays bounded however many packets there
-    are."""
+    ``pts``, the latest ``pts + duration`` (``None`` when no packet has one), its exit status and the latest
+    ``pts``; ``None`` when it ran past ``seconds`` (killed). Only three numbers are kept, so memory stays bounded
+    however many packets there are."""
     first: Decimal | None = None
     last: Decimal | None = None
+    latest: Decimal | None = None
     killed = threading.Event()
     with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                           pass_fds=tuple(pass_fds)) as process:
@@ -196,13 +207,14 @@ def _read_packets(command: list[str], seconds: float, pass_fds: Sequence[int],
                 at, end = packet[0], packet[0] + packet[1]
                 first = at if first is None or at < first else first
                 last = end if last is None or end > last else last
+                latest = at if latest is None or at > latest else latest
             process.wait()  # it has closed its output: its exit status says whether it read every packet
         except BaseException:
             process.kill()
             raise
         finally:
             timer.cancel()
-    return None if killed.is_set() else (first, last, process.returncode)
+    return None if killed.is_set() else (first, last, process.returncode, latest)
 
 
 def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
@@ -219,7 +231,7 @@ def _last_packet_end(program: str, demuxer: str, path: str, seconds: float,
     read = _read_packets(command, seconds, pass_fds)
     if read is None:
         raise LimitError(f"ffprobe took longer than {seconds:g} s to read the video's packets")
-    first, last, status = read
+    first, last, status, _ = read
     if status != 0:  # the packets read so far would make the duration too short (found in review)
         raise ParseError(f"ffprobe could not read every packet of the video (exit status {status})", rule="video")
     if first is None or last is None:
