@@ -193,7 +193,10 @@ class MirrorsPart(CatalogBase):
         recorded and that larger count is returned (an older page, refused); else ``None``. One transaction: two
         syncs at once never record a count smaller than either saw."""
         with self._write():
-            rows = self._query("SELECT rules_seen FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url))
+            # its row locked as it is read (PostgreSQL: FOR UPDATE), so that a sync at once waits for this one's
+            # commit and reads its count: else both read the count before, and the smaller one was written last
+            rows = self._query("SELECT rules_seen FROM mirrors WHERE series = ? AND base_url = ?" + self.for_update,
+                               (series, base_url))
             seen = None if not rows or rows[0][0] is None else int(rows[0][0])
             if seen is not None and (rules is None or rules < seen):
                 return seen
