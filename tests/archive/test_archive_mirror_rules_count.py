@@ -10,17 +10,28 @@ order two syncs' transactions can take on PostgreSQL, where writers are not seri
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
+from pathlib import Path
 
+import bagit
 import pytest
+from click.testing import CliRunner
 
 from pdi.archive import Archive
+from pdi.cli import cli as main
 from pdi.errors import IntegrityError
 from pdi.signing import SigningKey, jwk_set_text
 
 SERIES = "court.example.fr"
 ORIGIN = "https://origin.example.fr"
+
+
+def pdi(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
 
 
 def test_a_smaller_count_recorded_while_a_larger_one_is_being_committed_is_refused(location: str) -> None:
@@ -55,3 +66,74 @@ def test_a_smaller_count_recorded_while_a_larger_one_is_being_committed_is_refus
         with pytest.raises(IntegrityError, match="said 7 before"):  # 7 stays: a page of 6 is refused from now on
             archive.follow_origin_rules_count(record, 6)
         archive.follow_origin_rules_count(record, 7)
+
+
+def _export(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    """An origin whose series' rules changed (one 5 times, its subseries 2 times more, another never), exported:
+    the bag, and the count each series' pages signed."""
+    with Archive.init(tmp_path / "origin") as archive:
+        for series in (SERIES, f"minutes.{SERIES}", "other.example.fr"):
+            archive.add_series(series)
+        document = str(archive.add(SERIES, b"the judgment\n", format="text")).rsplit(".", 2)[0]
+        for until in ("2031-01-01", None, "2032-01-01"):  # embargoed, lifted, embargoed again: 3 changes
+            archive.embargo(document, until)
+        archive.set_series_access(SERIES, "private")
+        archive.set_series_access(SERIES, "public")  # 2 more: 5
+        archive.set_series_access(f"minutes.{SERIES}", "hidden")
+        archive.set_series_access(f"minutes.{SERIES}", "public")  # its own 2, and its parent's 5 above it
+        archive.add("other.example.fr", b"nothing changed\n", format="text")
+        signed = {s: archive.manifest_page(s).rules or 0 for s in (SERIES, f"minutes.{SERIES}", "other.example.fr")}
+    assert signed == {SERIES: 5, f"minutes.{SERIES}": 7, "other.example.fr": 0}  # counted as the origin changed them
+    code, out = pdi("export", str(tmp_path / "bag"), "--archive", str(tmp_path / "origin"))
+    assert code == 0, out
+    return tmp_path / "bag", signed
+
+
+def test_an_archive_moved_by_export_and_import_signs_no_fewer_rule_changes_than_before(
+    tmp_path: Path, location: str,
+) -> None:
+    bag, signed = _export(tmp_path)
+    assert pdi("init", location)[0] == 0
+    code, out = pdi("import", str(bag), "--archive", location)
+    assert code == 0, out
+    with Archive.open(location) as archive:
+        moved = {s: archive.manifest_page(s).rules or 0 for s in signed}
+        # as many as before, and the one change the import itself made of the series whose embargo it brought
+        assert moved == {SERIES: 6, f"minutes.{SERIES}": 8, "other.example.fr": 0}, moved
+        record = archive.add_mirror(SERIES, ORIGIN, "origin", jwk_set_text([SigningKey.generate().public]))
+    code, out = pdi("import", str(bag), "--archive", location)  # the same bag again: never fewer
+    assert code == 0, out
+    with Archive.open(location) as archive:
+        again = {s: archive.manifest_page(s).rules or 0 for s in signed}
+        assert all(again[s] >= moved[s] for s in signed), again
+        archive.follow_origin_rules_count(record, again[SERIES])
+
+
+@pytest.mark.parametrize(("said", "refused"), [
+    # the subseries' own 2 with them: one past the bound
+    ([999_999], "1,000,001 times in all"), ([600_000, 399_999], "1,000,001 times in all"), ([-1], "must be a count"),
+    (["5"], "rules must be int"), ([True], "rules must be int"),
+])
+def test_a_bag_saying_more_rule_changes_than_an_import_brings_or_no_count_is_refused_and_nothing_imported(
+    tmp_path: Path, said: list[object], refused: str,
+) -> None:
+    bag, _ = _export(tmp_path)
+    catalog = bag / "data" / "catalog.json"
+    text = catalog.read_text()
+    for series, count in zip((SERIES, "other.example.fr"), said, strict=False):
+        before = f'"name": "{series}",'
+        head, _, tail = text.partition(before)
+        line, _, rest = tail.partition("\n")
+        text = head + before + re.sub(r'"rules": [0-9]+', f'"rules": {json.dumps(count)}', line) + "\n" + rest
+    catalog.write_text(text)
+    _manifest_again(bag)
+    assert pdi("init", str(tmp_path / "into"))[0] == 0
+    code, out = pdi("import", str(bag), "--archive", str(tmp_path / "into"))
+    assert code == (7 if "in all" in refused else 1) and refused in out, out
+    with Archive.open(tmp_path / "into") as archive:
+        assert archive.series() == []
+
+
+def _manifest_again(bag: Path) -> None:
+    """The bag's SHA-256 manifests written again for its files as they are now (bagit-python's own lines)."""
+    bagit.Bag(str(bag)).save(manifests=True)

@@ -12,6 +12,7 @@ series and those under it).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import httpx
 import pytest
 from server_helpers import in_thread
 from starlette.responses import Response
-from test_server_mirror_access import PRIVATE, PUBLIC, UNTIL, Altering, held, origin, statuses
+from test_server_mirror_access import PRIVATE, PUBLIC, UNTIL, Altering, held, made_token, origin, statuses
 from test_server_mirror_hostile import KEY, SERIES, Origin, entry, run, signed
 from test_server_mirrors import a_key, mirror, pdi, serving
 
@@ -188,3 +189,33 @@ def test_a_page_saying_fewer_changes_or_none_after_one_that_said_is_refused_and_
         assert archive.embargoes_held([key]) == {(key, None): "2031-01-01T00:00:00.000000Z"}  # not lifted
         listed = archive.manifest_page(SERIES).entries
         assert [e["name"] for e in listed] == [embargoed["name"]]  # the second name was not fetched
+
+
+def test_an_origin_moved_by_export_and_import_is_followed_by_its_mirror_as_before(
+    a_and_b: tuple[Path, dict[str, str], Path, Path, str, Replaying], tmp_path: Path,
+) -> None:
+    a, names, token_file, b, _, proxy = a_and_b
+    with Archive.open(a) as archive:  # rules changed a few times before the mirror's sync: counts it records
+        document = names["open"].rsplit(".", 2)[0]
+        for until in (UNTIL[:10], None, UNTIL[:10], None):
+            archive.embargo(document, until)
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0, out
+    # A moves as docs/how-to/backup.md moves an archive (to PostgreSQL there): exported, imported into a new one,
+    # its signing key kept, and served at the same address (the proxy now asks the new one)
+    moved = tmp_path / "a-moved"
+    assert pdi("export", str(tmp_path / "bag"), "--archive", str(a))[0] == 0
+    assert pdi("init", str(moved))[0] == 0
+    code, out = pdi("import", str(tmp_path / "bag"), "--archive", str(moved))
+    assert code == 0, out
+    shutil.copy2(a / "signing-key.pem", moved / "signing-key.pem")
+    token_file.write_text(made_token(moved, "mirror-b", PUBLIC, PRIVATE) + "\n")  # a bag holds no token: again
+    with Archive.open(moved) as archive:
+        archive.embargo(document, UNTIL[:10])  # a rule set after the move: the mirror must follow it
+    with serving(moved) as moved_url:
+        proxy.target = moved_url
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 access rule changed" in out, out
+    with Archive.open(b) as archive:
+        key = key_of(parse_pdi(names["open"]))
+        assert archive.embargoes_held([key])[key, None] == UNTIL

@@ -12,7 +12,7 @@ import datetime
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -39,7 +39,7 @@ from pdi.archive.store import (
     SeriesRecord,
     WithdrawalRecord,
 )
-from pdi.errors import IntegrityError, ParseError, PDIError
+from pdi.errors import IntegrityError, LimitError, ParseError, PDIError
 from pdi.fragments.markup.bounds import MAX_SGML_INDEX_OCTETS
 from pdi.identifier import spells_serial
 
@@ -146,6 +146,9 @@ class _Header:
     surrogates: bool = False  # whether an escape of a surrogate stands in it (:data:`_SURROGATE_ESCAPE`)
 
 
+#: The most changes of access rules an import brings in, all its series' ``rules`` together: each is a row of the
+#: catalog (:meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`), so a bag saying billions is refused first.
+MAX_RULES_CHANGES = 1_000_000
 #: How deep catalog.json may nest (pdi writes five levels at most): its header is read first, by events that carry
 #: no path, and refused past it, so that the passes after it (whose parser keeps each event's path, memory of the
 #: depth squared) never meet a deeper one. Found by an attack (2026-11-27): 80 KB nested 40,000 deep took 3.9 GB.
@@ -570,6 +573,9 @@ class Export:
     access_changes: tuple[tuple[DocumentKey, str], ...] = ()
     #: Its SGML representations and the parse it carries of each (:data:`PARSES`), kept after the import.
     parses: Iterable[tuple[RepresentationRecord, str | None]] = ()
+    #: How many times each series' access rules had changed where it was exported (a series' ``rules``; bags made
+    #: before schema step 25 have none): the archive it is imported into counts no fewer.
+    rules: dict[str, int] = field(default_factory=dict)
 
 
 def _export_sections(bag: Path, info: BagInfo) -> tuple[_Header, dict[str, _Section]]:
@@ -648,6 +654,10 @@ def read_export(
             )
             for s in sections["series"]
         ]
+        rules = {_field(s, "name", str): _rules_count(s) for s in sections["series"]}
+        if sum(rules.values()) > MAX_RULES_CHANGES:
+            raise LimitError(f"catalog.json: its series' access rules changed {sum(rules.values()):,} times in all"
+                             f" (their \"rules\"), more than an import brings in ({MAX_RULES_CHANGES:,})")
         for one in series_records:
             if canonical_series(one.name) != one.name:
                 raise ParseError(f"catalog.json: series {one.name!r} is not canonical",
@@ -684,4 +694,13 @@ def read_export(
     finally:
         minted.close()
     return Export(series_records, reps, statements, withdrawals, embargoes, header.values.get("source"),
-                  header.lists["representations"], access_changes, parses)
+                  header.lists["representations"], access_changes, parses, rules)
+
+
+def _rules_count(series: dict[str, Any]) -> int:
+    """A series' ``rules``: a count, ``0`` when not given (bags made before schema step 25)."""
+    count = _optional(series, "rules", int)
+    if count is not None and count < 0:
+        raise ParseError(f"catalog.json: the rules of series {str(series.get('name'))[:80]!r} must be a count, not"
+                         f" {count}", rule="catalog")
+    return count or 0

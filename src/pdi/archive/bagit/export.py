@@ -261,8 +261,8 @@ def _write_catalog(
 ) -> tuple[str, int, int]:
     """Write ``catalog.json`` as the catalog is read; its SHA-256, its size and how many representations it lists.
 
-    One JSON object, as :func:`json.load` reads it: the series, then each
-    representation on a line of its own (in listing order; an SGML one with
+    One JSON object, as :func:`json.load` reads it: the series (each with ``rules``, how many times its access
+    rules changed here), then each representation on a line of its own (in listing order; an SGML one with
     the SHA-256 of its kept parse, ``element_index``, that ``parse_of``
     wrote), then each statement about a document of the selection (oldest first).
     """
@@ -277,9 +277,10 @@ def _write_catalog(
         out = _HashingWriter(handle)
         out.write(f'{{"format": {line(EXPORT_FORMAT)}, "version": {EXPORT_VERSION},'
                   f' "source": {line(archive.location)},\n"series": [')
+        rules = archive.store.rules_changes_of_each()
         out.write(",".join(
             "\n" + line({"name": s.name, "parent": s.parent, "authority": s.authority, "created_at": s.created_at,
-                         "access": s.access})
+                         "access": s.access, "rules": rules.get(s.name, 0)})
             for s in series
         ))
         out.write('\n],\n"representations": [')

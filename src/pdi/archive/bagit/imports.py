@@ -117,7 +117,7 @@ def import_bag(
 
     new = archive.store.import_all(
         export.series, export.representations, export.statements, (), export.withdrawals, export.embargoes,
-        new_document=new_document, force=force, access_changes=export.access_changes,
+        new_document=new_document, force=force, access_changes=export.access_changes, rules=export.rules,
     )
     return BagImported(len(new), listed=export.listed, unparsed=keep_parses(archive, bag, export))
 

@@ -135,6 +135,14 @@ class AccessPart(CatalogBase):
             rows = self._query(f"SELECT COUNT(*) FROM access_changes WHERE series IN ({marks})", list(series))
         return int(rows[0][0])
 
+    def rules_changes_of_each(self) -> dict[str, int]:
+        """How many changes of who may read what each series' own row of them counts (:meth:`rules_changes` of the
+        series alone; a series with none is left out): what an export carries, so that the archive it is imported
+        into signs no fewer (:meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`)."""
+        with self._read():
+            rows = self._query("SELECT series, COUNT(*) FROM access_changes WHERE series IS NOT NULL GROUP BY series")
+        return {str(series): int(count) for series, count in rows}
+
     def embargo(self, key: DocumentKey, version: int | None) -> str | None:
         """Until when the document (and ``version`` of it, if given) is embargoed: the later of the two, or None."""
         with self._read():

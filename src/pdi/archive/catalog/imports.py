@@ -10,7 +10,7 @@ inserts, so a page costs a few round trips, not a few a record.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,7 @@ class ImportsPart(CatalogBase):
         gapless: bool = True,
         force: bool = False,
         access_changes: Sequence[tuple[DocumentKey, str]] = (),
+        rules: Mapping[str, int] | None = None,
     ) -> list[RepresentationRecord]:
         """Bring records from another archive in, exactly as named; one transaction.
 
@@ -106,6 +107,12 @@ class ImportsPart(CatalogBase):
         ``access_changes`` date documents by the last change of access that changed what a reader without access
         is shown of them (schema 21, :attr:`~pdi.archive.store.DocumentStamp.access_changed_at`), as the archive
         exported from dated them; a later one held here is kept.
+
+        ``rules`` gives how many changes of its access rules each series had where it was exported: a series that
+        counts fewer here is given as many (rows of ``access_changes`` of that time), so that a page of it signs
+        no fewer than its origin signed before the move, which the origin's mirrors would refuse as an older page
+        replayed (:mod:`pdi.network.mirror_access`). Then, as before, one more change of each series whose
+        embargoes or access the import brings.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -123,7 +130,7 @@ class ImportsPart(CatalogBase):
             # waits for it, so that no name is committed before its blob's octets and folder entry are durable
             added = self._import_staged(series, representations, assertions, audit, staged, withdrawals,
                                         embargoes, new_document, gapless, force, access_changes,
-                                        before_commit=durability.wait)
+                                        rules or {}, before_commit=durability.wait)
         except BaseException:
             with cleaning_up_after_failure():
                 try:
@@ -147,6 +154,7 @@ class ImportsPart(CatalogBase):
         gapless: bool = True,
         force: bool = False,
         access_changes: Sequence[tuple[DocumentKey, str]] = (),
+        rules: Mapping[str, int] | None = None,
         *,
         before_commit: Callable[[], None] = lambda: None,
     ) -> list[RepresentationRecord]:
@@ -184,9 +192,17 @@ class ImportsPart(CatalogBase):
                     raise NotFoundError(f"change of access of {describe_key(key)}: no such document")
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?"
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
+            at = timestamp()
+            if rules:  # as many changes of each series' rules as where it was exported, at least (schema step 25)
+                here = {str(name): int(count) for name, count in self._query(
+                    "SELECT series, COUNT(*) FROM access_changes WHERE series IS NOT NULL GROUP BY series")}
+                for name, count in sorted(rules.items()):
+                    if count > here.get(name, 0):
+                        self._query("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+                                    " INSERT INTO access_changes (at, series) SELECT CAST(? AS TEXT), CAST(? AS TEXT)"
+                                    " FROM n", (count - here.get(name, 0), at, name))
             changed = sorted({key.series for key, _, _ in embargoes} | {s.name for s in series if s.access != "public"})
             if changed:  # one change of each series' rules (schema step 25), at one time
-                at = timestamp()
                 for name in changed:
                     self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
             before_commit()  # the blobs durable (their sync, begun as they were staged, waited for)
