@@ -219,3 +219,22 @@ def test_an_origin_moved_by_export_and_import_is_followed_by_its_mirror_as_befor
     with Archive.open(b) as archive:
         key = key_of(parse_pdi(names["open"]))
         assert archive.embargoes_held([key])[key, None] == UNTIL
+
+
+def test_a_page_refused_as_older_has_none_of_its_withdrawals_followed_either(tmp_path: Path, stranger: Origin) -> None:
+    location = tmp_path / "mirror"
+    assert run(location, "init").exit_code == 0
+    keys = tmp_path / "keys.json"
+    keys.write_text(jwk_set_text([KEY.public]))
+    assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
+    stranger.octets = b"hello world\r\n"
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], rules=3), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 0
+    gone = {"name": str(entry(2)["name"]), "withdrawn": "2026-11-27T02:20:44.484697Z"}  # never held here
+    stranger.manifest = lambda q: (200, {}, signed([entry(1), gone], rules=2), 0.0)
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3 and "an older page, replayed" in synced.output, synced.output
+    assert run(location, "get", str(gone["name"])).exit_code == 4  # no tombstone recorded: unknown here, not gone
+    stranger.manifest = lambda q: (200, {}, signed([entry(1), gone], rules=3), 0.0)  # the same, at as many
+    assert run(location, "mirror", "sync").exit_code == 0
+    assert run(location, "get", str(gone["name"])).exit_code == 11  # followed: gone, as at the origin

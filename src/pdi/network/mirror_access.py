@@ -172,9 +172,8 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
     """Apply the access rules a verified ``page`` of ``record``'s origin says: the series' access, the embargoes
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
     others are problems, each told to ``problem``: not fetched), the embargoes to bring in with them, and how many
-    rules changed here. A name found in ``parsed_names`` (the sync parsed it already) is not parsed again."""
-    # an older page replayed is refused before any of its rules is followed: it would lift those set since
-    archive.follow_origin_rules_count(record, page.rules)
+    rules changed here. A name found in ``parsed_names`` (the sync parsed it already) is not parsed again. The
+    caller refused first a page older than one followed (:meth:`pdi.archive.Archive.follow_origin_rules_count`)."""
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(

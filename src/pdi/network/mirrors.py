@@ -345,6 +345,9 @@ def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterabl
         group: list[Wanted] = []
         octets = 0
         parsed: dict[str, PDI] = {}
+        # an older page replayed is refused before anything of it is followed or fetched (its withdrawals, the
+        # parses of names held, which _wanted follows and asks for): it would lift the rules set since
+        archive.follow_origin_rules_count(record, page.rules)
         wanted, embargoes, changed = follow_rules(archive, record, page,
                                                   _wanted(archive, record, origin, page, report, parsed), report.problems.append,
                                                   parsed)
