@@ -12,7 +12,6 @@ series and those under it).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,15 @@ import httpx
 import pytest
 from server_helpers import in_thread
 from starlette.responses import Response
-from test_server_mirror_access import PRIVATE, PUBLIC, UNTIL, Altering, held, made_token, origin, statuses
+from test_server_mirror_access import (
+    PRIVATE,
+    PUBLIC,
+    UNTIL,
+    Altering,
+    held,
+    origin,
+    statuses,
+)
 from test_server_mirror_hostile import KEY, SERIES, Origin, entry, run, signed
 from test_server_mirrors import a_key, mirror, pdi, serving
 
@@ -208,8 +215,12 @@ def test_an_origin_moved_by_export_and_import_is_followed_by_its_mirror_as_befor
     assert pdi("init", str(moved))[0] == 0
     code, out = pdi("import", str(tmp_path / "bag"), "--archive", str(moved))
     assert code == 0, out
-    shutil.copy2(a / "signing-key.pem", moved / "signing-key.pem")
-    token_file.write_text(made_token(moved, "mirror-b", PUBLIC, PRIVATE) + "\n")  # a bag holds no token: again
+    (moved / "signing-key.pem").write_bytes((a / "signing-key.pem").read_bytes())
+    (moved / "signing-key.pem").chmod(0o600)
+    code, out = pdi("token", "add", "mirror-b", "--role", "read", "--series", PUBLIC, "--series", PRIVATE,
+                    "--archive", str(moved))  # a bag holds no token: the mirror's made again
+    assert code == 0, out
+    token_file.write_text(out.splitlines()[0] + "\n")
     with Archive.open(moved) as archive:
         archive.embargo(document, UNTIL[:10])  # a rule set after the move: the mirror must follow it
     with serving(moved) as moved_url:
