@@ -137,3 +137,28 @@ def test_a_bag_saying_more_rule_changes_than_an_import_brings_or_no_count_is_ref
 def _manifest_again(bag: Path) -> None:
     """The bag's SHA-256 manifests written again for its files as they are now (bagit-python's own lines)."""
     bagit.Bag(str(bag)).save(manifests=True)
+
+
+def test_a_series_given_the_access_it_has_keeps_its_manifest_page_the_same_octets(tmp_path: Path) -> None:
+    location = str(tmp_path / "origin")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        archive.add(SERIES, b"the judgment\n", format="text")
+    assert pdi("keys", "init", "--archive", location)[0] == 0
+
+    def page(out: str) -> bytes:
+        code, said = pdi("manifest", "--series", SERIES, "--archive", location, "--output", str(tmp_path / out))
+        assert code == 0, said
+        return (tmp_path / out).read_bytes()
+
+    first = page("first.jws")
+    assert pdi("series", "access", SERIES, "public", "--archive", location)[0] == 0  # as it is: no rule changed
+    assert page("again.jws") == first  # the same names and rules: the same octets (and a timestamp of them holds)
+    assert pdi("series", "access", SERIES, "private", "--archive", location)[0] == 0
+    assert pdi("series", "access", SERIES, "public", "--archive", location)[0] == 0
+    after = page("after.jws")
+    assert after != first
+    with Archive.open(location) as archive:
+        assert archive.manifest_page(SERIES).rules == 2  # made private, made public: two changes, not three
+        said = [(e.action, e.detail) for e in archive.audit() if e.action == "series-access"]
+        assert said == [("series-access", "public"), ("series-access", "private"), ("series-access", "public")]

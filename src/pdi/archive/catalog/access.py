@@ -35,7 +35,8 @@ class AccessPart(CatalogBase):
     """Who may read what, which names are out of service, and who may write."""
 
     def set_series_access(self, name: str, access: str, who: str, at: str, *, address: str | None = None) -> None:
-        """Make a series public, private or hidden; audited, and counted as an access change.
+        """Make a series public, private or hidden; audited, and counted as an access change unless it has that
+        access already (then its manifest pages stay the very same octets: :mod:`pdi.archive.manifests`).
 
         Each document a reader without access is shown, or was shown, of a series made public or not by it (the
         series and those under it whose effective access goes from public to private or hidden, or back) is
@@ -44,8 +45,13 @@ class AccessPart(CatalogBase):
         """
         with self._write():
             before = self._public_series()
-            if not self._query("UPDATE series SET access = ? WHERE name = ? RETURNING name", (access, name)):
+            had = self._query("SELECT access FROM series WHERE name = ?" + self.for_update, (name,))
+            if not had:
                 raise NotFoundError(f"series {name} is not registered")
+            if str(had[0][0]) == access:  # no change: the operator's word audited, no rule counted as changed
+                self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
+                return
+            self._query("UPDATE series SET access = ? WHERE name = ?", (access, name))
             after = self._public_series()
             flipped = sorted(series for series, public in after.items() if before.get(series) != public)
             for page in pages(flipped, MAX_PARAMETERS - 3):
