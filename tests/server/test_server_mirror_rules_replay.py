@@ -249,3 +249,79 @@ def test_a_page_refused_as_older_has_none_of_its_withdrawals_followed_either(tmp
     stranger.manifest = lambda q: (200, {}, signed([entry(1), gone], rules=3), 0.0)  # the same, at as many
     assert run(location, "mirror", "sync").exit_code == 0
     assert run(location, "get", str(gone["name"])).exit_code == 11  # followed: gone, as at the origin
+
+
+@pytest.fixture
+def stranger_mirrored(tmp_path: Path, stranger: Origin) -> tuple[Path, Path]:
+    """A mirror of the stranger's series, read as anyone (no token), and the file of the stranger's key."""
+    location = tmp_path / "mirror"
+    assert run(location, "init").exit_code == 0
+    keys = tmp_path / "keys.json"
+    keys.write_text(jwk_set_text([KEY.public]))
+    assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
+    stranger.octets = b"hello world\r\n"
+    return location, keys
+
+
+def test_the_pages_of_one_sync_may_say_more_changes_as_they_go_and_never_fewer(
+    stranger: Origin, stranger_mirrored: tuple[Path, Path],
+) -> None:
+    location, _ = stranger_mirrored
+    first = str(entry(1)["name"])
+    counts = {None: 3, first: 4}  # a rule changed at the origin while the sync read its first page
+
+    def two_pages(q: dict[str, str]) -> tuple[int, dict[str, str], bytes, float]:
+        after = q.get("after")
+        names, following = ([entry(1)], first) if after is None else ([entry(2)], None)
+        return 200, {}, signed(names, after=after, next=following, rules=counts[after]), 0.0
+
+    stranger.manifest = two_pages
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 0 and "2 new" in synced.output, synced.output
+    counts[None] = 5  # the first page newer than the second (the second from a stale cache): the second refused
+    stranger.manifest = two_pages
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3 and "had changed 4 times, and a page of it said 5 before" in synced.output
+
+
+def test_a_mirror_added_again_keeps_its_count_and_one_removed_and_added_again_starts_anew(
+    stranger: Origin, stranger_mirrored: tuple[Path, Path],
+) -> None:
+    location, keys = stranger_mirrored
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], rules=3), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 0
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], rules=2), 0.0)  # the origin restored from a backup
+    again = ("mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check")
+    assert run(location, *again).exit_code == 0  # the same again: nothing changes, the count neither
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 3 and "said 3 before" in synced.output, synced.output
+    assert run(location, "mirror", "remove", stranger.url, "--series", SERIES).exit_code == 0
+    assert run(location, *again).exit_code == 0  # the documented remedy, once the origin's operator says so
+    synced = run(location, "mirror", "sync")
+    assert synced.exit_code == 0, synced.output
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], rules=1), 0.0)  # and from then on, the new count
+    assert run(location, "mirror", "sync").exit_code == 3
+
+
+def test_a_page_read_as_anyone_says_the_same_count_and_none_of_a_hidden_series_changes(
+    a_and_b: tuple[Path, dict[str, str], Path, Path, str, Replaying],
+) -> None:
+    a, names, token_file, _, p_url, _ = a_and_b
+    keys = parse_jwks(httpx.get(f"{p_url}/api/keys").text, p_url)
+    token = {"Authorization": f"Bearer {token_file.read_text().strip()}"}
+
+    def rules(series: str, headers: dict[str, str]) -> int | None:
+        answer = httpx.get(f"{p_url}/api/manifest?series={series}", headers=headers)
+        assert answer.status_code == 200, answer.text
+        return verify_manifest(answer.text, keys).rules
+
+    assert rules(PUBLIC, {}) == rules(PUBLIC, token) == 1  # its document embargoed whole: one change
+    hidden = key_of(parse_pdi(names["unseen"])).series
+    with Archive.open(a) as archive:  # the hidden series' rules change, and the other's: not the public one's
+        archive.embargo(names["unseen"].rsplit(".", 2)[0], UNTIL[:10])
+        archive.embargo(names["closed"].rsplit(".", 2)[0], UNTIL[:10])
+        archive.set_series_access(PRIVATE, "private")
+    assert rules(PUBLIC, {}) == rules(PUBLIC, token) == 1
+    assert rules(hidden, token) == 2 and rules(PRIVATE, token) == 4  # theirs (the fixture's own changes too)
+    # nor is theirs told to anyone: no page of them
+    assert [httpx.get(f"{p_url}/api/manifest?series={s}").status_code for s in (PRIVATE, hidden)] == [403, 404]
