@@ -111,8 +111,8 @@ class ImportsPart(CatalogBase):
         ``rules`` gives how many changes of its access rules each series had where it was exported: a series that
         counts fewer here is given as many (rows of ``access_changes`` of that time), so that a page of it signs
         no fewer than its origin signed before the move, which the origin's mirrors would refuse as an older page
-        replayed (:mod:`pdi.network.mirror_access`). Then, as before, one more change of each series whose
-        embargoes or access the import brings.
+        replayed (:mod:`pdi.network.mirror_access`). Then one more change of each series the import changes the
+        rules of: one it registers that is not public, or one an embargo of which it sets otherwise than held.
         """
         with self._read():  # refuse bad imports before staging any blob
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
@@ -162,10 +162,13 @@ class ImportsPart(CatalogBase):
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
         with self._write():
             self._secure(staged)
+            changed: set[str] = set()  # the series whose rules this import changes (schema step 25)
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
                 existing = self._query("SELECT parent FROM series WHERE name = ?", (s.name,))
                 if not existing:
                     self._insert_series(s)
+                    if s.access != "public":
+                        changed.add(s.name)
             known = {str(r[0]) for r in self._query("SELECT name FROM series")}
             for page in pages(rec for rec, _ in representations):
                 added += self._import_page(page, known, written, new_document, force)
@@ -181,11 +184,16 @@ class ImportsPart(CatalogBase):
                 target = self._document_id(key)
                 if target is None:
                     raise NotFoundError(f"embargo of {describe_key(key)}: no such document")
+                # (an embargo held here already as the bag says it changes nothing: not counted)
                 if version is None:
-                    self._query("UPDATE documents SET embargo_until = ? WHERE id = ?", (until, target))
+                    moved = self._query("UPDATE documents SET embargo_until = ? WHERE id = ? AND (embargo_until IS NULL"
+                                        " OR embargo_until <> ?) RETURNING id", (until, target, until))
                 else:
-                    self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?",
-                                (until, target, version))
+                    moved = self._query("UPDATE versions SET embargo_until = ? WHERE document = ? AND version = ?"
+                                        " AND (embargo_until IS NULL OR embargo_until <> ?) RETURNING document",
+                                        (until, target, version, until))
+                if moved:
+                    changed.add(key.series)
             for key, at in access_changes:
                 target = self._document_id(key)
                 if target is None:
@@ -201,9 +209,8 @@ class ImportsPart(CatalogBase):
                         self._query("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
                                     " INSERT INTO access_changes (at, series) SELECT CAST(? AS TEXT), CAST(? AS TEXT)"
                                     " FROM n", (count - here.get(name, 0), at, name))
-            changed = sorted({key.series for key, _, _ in embargoes} | {s.name for s in series if s.access != "public"})
             if changed:  # one change of each series' rules (schema step 25), at one time
-                for name in changed:
+                for name in sorted(changed):
                     self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
             before_commit()  # the blobs durable (their sync, begun as they were staged, waited for)
         return added
