@@ -12,6 +12,7 @@ series and those under it).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from test_server_mirrors import a_key, mirror, pdi, serving
 from pdi.archive import Archive
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.signing import jwk_set_text, parse_jwks, verify_manifest
+from support.stored_blobs import flip_octet
 
 
 class Replaying(Altering):
@@ -325,3 +327,22 @@ def test_a_page_read_as_anyone_says_the_same_count_and_none_of_a_hidden_series_c
     assert rules(hidden, token) == 2 and rules(PRIVATE, token) == 4  # theirs (the fixture's own changes too)
     # nor is theirs told to anyone: no page of them
     assert [httpx.get(f"{p_url}/api/manifest?series={s}").status_code for s in (PRIVATE, hidden)] == [403, 404]
+
+
+def test_a_repair_and_an_audit_read_an_older_page_for_its_digests_alone_and_leave_the_count_as_it_was(
+    stranger: Origin, stranger_mirrored: tuple[Path, Path],
+) -> None:
+    location, _ = stranger_mirrored
+    body = b"hello world\r\n"
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], day=q.get("day"), rules=3), 0.0)
+    assert run(location, "mirror", "sync").exit_code == 0
+    flip_octet(location, hashlib.sha256(body).hexdigest(), 3)
+    # an older page (a stale cache): a name's octets never change, so its digest is the one recorded here
+    stranger.manifest = lambda q: (200, {}, signed([entry(1)], day=q.get("day"), rules=2), 0.0)
+    repaired = run(location, "verify", "--repair")
+    assert repaired.exit_code == 0 and "repaired" in repaired.output, repaired.output
+    assert run(location, "get", str(entry(1)["name"])).stdout_bytes == body
+    audited = run(location, "mirror", "audit", "--series", SERIES)
+    assert audited.exit_code == 0 and "0 disagreements" in audited.output, audited.output
+    synced = run(location, "mirror", "sync")  # neither took the older page's count for the rules followed
+    assert synced.exit_code == 3 and "said 3 before" in synced.output, synced.output
