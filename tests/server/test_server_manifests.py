@@ -374,3 +374,38 @@ def test_octets_a_body_that_is_wrong_is_a_problem_naming_what(
     answer = _client(archive_dir[0]).post("/api/octets", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == status and answer.headers["content-type"] == "application/problem+json"
     assert words in answer.json()["detail"]
+
+
+def test_a_kept_timestamp_is_of_the_page_as_its_rules_are_now(archive_dir: tuple[Path, dict, str],
+                                                               tsa: tuple[str, Path, Path]) -> None:  # noqa: F811
+    """A page signs how many times its series' rules changed (``rules``): a change makes it a new page, whose
+    timestamp is asked of the TSA and is of its octets (openssl ts -verify); the access a series has already,
+    given again, changes no rule, so the page and its kept timestamp stay the same."""
+    import httpx
+
+    location, names, _ = archive_dir
+    url, ca, _ = tsa
+    with serving(location, "--tsa", url, "--workers", "1") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+
+        def page_and_stamp() -> tuple[bytes, bytes]:
+            page = httpx.get(f"{base}/api/manifest?series={OPEN}", timeout=30).content
+            stamp = httpx.get(f"{base}/api/manifest.tsr?series={OPEN}", timeout=30).content
+            (location.parent / "page.jws").write_bytes(page)
+            (location.parent / "page.tsr").write_bytes(stamp)
+            checked = subprocess.run(["openssl", "ts", "-verify", "-in", str(location.parent / "page.tsr"), "-data",
+                                      str(location.parent / "page.jws"), "-CAfile", str(ca)], capture_output=True,
+                                     text=True, timeout=60)
+            assert "Verification: OK" in checked.stdout, checked.stdout + checked.stderr
+            return page, stamp
+
+        first = page_and_stamp()
+        assert _payload(first[0].decode())["rules"] == 0  # registered, deposited in: no rule changed
+        assert CliRunner().invoke(main, ["series", "access", OPEN, "public", "--archive", str(location)]).exit_code == 0
+        assert page_and_stamp() == first  # public already: no change, the same page, the timestamp kept
+        with Archive.open(location) as archive:  # a name an anonymous reader is not shown: embargoed whole too
+            archive.embargo(names["embargoed"].rsplit(".", 2)[0], "2099-01-01")
+        changed = page_and_stamp()
+        assert changed[0] != first[0] and changed[1] != first[1]  # a new page (its rules alone), a new timestamp
+        said, before = _payload(changed[0].decode()), _payload(first[0].decode())
+        assert said["rules"] == 1 and said["names"] == before["names"]
