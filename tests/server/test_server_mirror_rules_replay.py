@@ -32,7 +32,7 @@ from test_server_mirror_access import (
 from test_server_mirror_hostile import KEY, SERIES, Origin, entry, run, signed
 from test_server_mirrors import a_key, mirror, pdi, serving
 
-from pdi.archive import Archive
+from pdi.archive import Archive, Content
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.signing import jwk_set_text, parse_jwks, verify_manifest
 from support.stored_blobs import flip_octet
@@ -346,3 +346,28 @@ def test_a_repair_and_an_audit_read_an_older_page_for_its_digests_alone_and_leav
     assert audited.exit_code == 0 and "0 disagreements" in audited.output, audited.output
     synced = run(location, "mirror", "sync")  # neither took the older page's count for the rules followed
     assert synced.exit_code == 3 and "said 3 before" in synced.output, synced.output
+
+
+def test_a_new_version_deposited_under_embargo_counts_no_change_and_an_older_page_lifts_nothing_of_it(
+    a_and_b: tuple[Path, dict[str, str], Path, Path, str, Replaying],
+) -> None:
+    a, names, _, b, _, proxy = a_and_b
+    proxy.keeping = True  # the pages before the new version: replayed after it
+    assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+    proxy.keeping = False
+    with Archive.open(a) as archive:  # a version of the open document, under embargo from its deposit
+        rules = archive.manifest_page(PUBLIC).rules
+        document = names["open"].rsplit(".", 2)[0]
+        sealed = str(archive.add_version(document, [Content(b"the amended minutes\n", "text")],
+                                         embargo_until=UNTIL[:10])[0])
+        assert archive.manifest_page(PUBLIC).rules == rules  # a new name under its rules: no rule of a name changed
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0 and "1 new" in out, out  # brought in with its embargo
+    before = _rules_audited(b)
+    proxy.replaying = True  # the page from before it, as many changes: taken, and it does not list the new version
+    code, out = pdi("mirror", "sync", "--archive", str(b))
+    assert code == 0 and "0 new" in out, out
+    assert _rules_audited(b) == before  # no rule followed from it, none lifted
+    with serving(b) as b_url:  # the new version still under its embargo on the mirror; the open one still open
+        now = statuses(b_url, {"open": names["open"], "sealed": sealed})
+        assert now["open"][0] == 200 and now["sealed"][0] == 403 and f"until {UNTIL}" in now["sealed"][1], now
