@@ -162,3 +162,34 @@ def test_a_series_given_the_access_it_has_keeps_its_manifest_page_the_same_octet
         assert archive.manifest_page(SERIES).rules == 2  # made private, made public: two changes, not three
         said = [(e.action, e.detail) for e in archive.audit() if e.action == "series-access"]
         assert said == [("series-access", "public"), ("series-access", "private"), ("series-access", "public")]
+
+
+def test_each_writer_of_a_rule_counts_one_change_and_a_withdrawal_or_purge_takes_none_back(location: str) -> None:
+    """On SQLite and PostgreSQL alike: the write API's ``POST /api/embargo`` (a curator's token), the command line's
+    series access, and a withdrawal and a purge, which change no rule and remove no change counted."""
+    from starlette.testclient import TestClient
+
+    from pdi.server import create_app
+
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        one = str(archive.add(SERIES, b"the judgment\n", format="text"))
+        two = str(archive.add(SERIES, b"the appeal\n", format="text"))
+        _, curator = archive.add_token("clerk", role="curate", series=[SERIES])
+
+        def rules() -> int | None:
+            return archive.manifest_page(SERIES).rules
+
+        client = TestClient(create_app(location, archive=archive))
+        assert rules() == 0
+        token = {"Authorization": f"Bearer {curator}"}
+        assert client.post(f"/api/embargo?pdi={one}&until=2099-01-01", headers=token).status_code == 200
+        assert client.post(f"/api/embargo?pdi={two}&until=2099-01-01", headers=token).status_code == 200
+        assert rules() == 2  # each version's embargo: one change each
+        assert client.post(f"/api/embargo?pdi={two}&until=2099-01-01", headers=token).status_code == 200
+        assert rules() == 2  # the same again: none
+        assert pdi("series", "access", SERIES, "hidden", "--archive", location)[0] == 0
+        assert rules() == 3
+        archive.withdraw(one.rsplit(".", 2)[0], "a mistake")
+        archive.withdraw(two, "a court's order", who="registrar", purge=True)
+        assert rules() == 3  # a withdrawal and a purge change no rule, and take no change back
