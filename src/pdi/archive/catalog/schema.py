@@ -26,6 +26,7 @@ from pdi.archive.catalog.schema_steps import (
     PARSE_REFUSALS_STEP,
     REGISTRIES_SEEN_STEP,
     RESPACED_STEP,
+    RULES_MARKED_STEP,
     SELECTORS_STEP,
     SPACED_STEP,
     migrations,
@@ -233,6 +234,8 @@ class SchemaPart(CatalogBase):
             self._date_earlier_access_changes(timestamp())
             return []
         elif version == PARSE_REFUSALS_STEP and self._has_table("parse_refusals"):
+            return []  # (likewise)
+        elif version == RULES_MARKED_STEP and self._has_column("access_changes", "series"):
             return []  # (likewise)
         elif version == REGISTRIES_SEEN_STEP and self._has_table("registries_seen"):
             return []  # (likewise)
