@@ -174,16 +174,22 @@ def stranger() -> Iterator[Origin]:
         made.close()
 
 
-@pytest.mark.parametrize("later", [{"rules": 2}, {}], ids=["fewer", "none"])
-def test_a_page_saying_fewer_changes_or_none_after_one_that_said_is_refused_and_nothing_of_it_followed(
-    tmp_path: Path, stranger: Origin, later: dict[str, int],
-) -> None:
+def _mirroring(tmp_path: Path, stranger: Origin) -> Path:
+    """A new archive mirroring the stranger's series (its key pinned), whose every name's octets are ``TEXT``."""
     location = tmp_path / "mirror"
     assert run(location, "init").exit_code == 0
     keys = tmp_path / "keys.json"
     keys.write_text(jwk_set_text([KEY.public]))
     assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
     stranger.octets = b"hello world\r\n"
+    return location
+
+
+@pytest.mark.parametrize("later", [{"rules": 2}, {}], ids=["fewer", "none"])
+def test_a_page_saying_fewer_changes_or_none_after_one_that_said_is_refused_and_nothing_of_it_followed(
+    tmp_path: Path, stranger: Origin, later: dict[str, int],
+) -> None:
+    location = _mirroring(tmp_path, stranger)
     embargoed = entry(1, embargo={"document": "2031-01-01T00:00:00.000000Z"})
     stranger.manifest = lambda q: (200, {}, signed([embargoed], rules=3), 0.0)
     synced = run(location, "mirror", "sync")
@@ -235,12 +241,7 @@ def test_an_origin_moved_by_export_and_import_is_followed_by_its_mirror_as_befor
 
 
 def test_a_page_refused_as_older_has_none_of_its_withdrawals_followed_either(tmp_path: Path, stranger: Origin) -> None:
-    location = tmp_path / "mirror"
-    assert run(location, "init").exit_code == 0
-    keys = tmp_path / "keys.json"
-    keys.write_text(jwk_set_text([KEY.public]))
-    assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
-    stranger.octets = b"hello world\r\n"
+    location = _mirroring(tmp_path, stranger)
     stranger.manifest = lambda q: (200, {}, signed([entry(1)], rules=3), 0.0)
     assert run(location, "mirror", "sync").exit_code == 0
     gone = {"name": str(entry(2)["name"]), "withdrawn": "2026-11-27T02:20:44.484697Z"}  # never held here
@@ -256,13 +257,7 @@ def test_a_page_refused_as_older_has_none_of_its_withdrawals_followed_either(tmp
 @pytest.fixture
 def stranger_mirrored(tmp_path: Path, stranger: Origin) -> tuple[Path, Path]:
     """A mirror of the stranger's series, read as anyone (no token), and the file of the stranger's key."""
-    location = tmp_path / "mirror"
-    assert run(location, "init").exit_code == 0
-    keys = tmp_path / "keys.json"
-    keys.write_text(jwk_set_text([KEY.public]))
-    assert run(location, "mirror", "add", stranger.url, "--series", SERIES, "--key", str(keys), "--no-check").exit_code == 0
-    stranger.octets = b"hello world\r\n"
-    return location, keys
+    return _mirroring(tmp_path, stranger), tmp_path / "keys.json"
 
 
 def test_the_pages_of_one_sync_may_say_more_changes_as_they_go_and_never_fewer(
