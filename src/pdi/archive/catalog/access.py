@@ -9,6 +9,7 @@ from typing import Any
 
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
+    RULES_OF_EACH,
     CatalogBase,
     describe_key,
     pages,
@@ -146,7 +147,7 @@ class AccessPart(CatalogBase):
         series alone; a series with none is left out): what an export carries, so that the archive it is imported
         into signs no fewer (:meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`)."""
         with self._read():
-            rows = self._query("SELECT series, COUNT(*) FROM access_changes WHERE series IS NOT NULL GROUP BY series")
+            rows = self._query(RULES_OF_EACH)
         return {str(series): int(count) for series, count in rows}
 
     def embargo(self, key: DocumentKey, version: int | None) -> str | None:

@@ -24,6 +24,7 @@ from pdi.archive.blobs.seam import (
 )
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
+    RULES_OF_EACH,
     CatalogBase,
     describe_key,
     key_of,
@@ -202,8 +203,7 @@ class ImportsPart(CatalogBase):
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
             at = timestamp()
             if rules:  # as many changes of each series' rules as where it was exported, at least (schema step 25)
-                here = {str(name): int(count) for name, count in self._query(
-                    "SELECT series, COUNT(*) FROM access_changes WHERE series IS NOT NULL GROUP BY series")}
+                here = {str(name): int(count) for name, count in self._query(RULES_OF_EACH)}
                 for name, count in sorted(rules.items()):
                     if count > here.get(name, 0):
                         self._query("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
