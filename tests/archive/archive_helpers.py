@@ -53,7 +53,8 @@ def reseal(bag: Path) -> None:
 
 
 def before_serial_names(archive: Archive) -> list[str]:
-    """The statements that take a catalog back from schema step 26 to 14 (step 26's table; step 25's columns and index; step 23 makes
+    """The statements that take a catalog back from schema step 27 to 14 (step 27's column (its index was step 25's);
+    step 26's table; step 25's columns and index (if step 27 left it); step 23 makes
     the index again, nothing to take back; step 22's table, step 21's column of ``documents``; SQLite's ``serial_names`` and its triggers; PostgreSQL's steps 15 and 16 add nothing), to run in a write
     transaction of ``archive``'s store.
     Step 16's tables stay ``WITHOUT ROWID``: the step makes them again alike when it runs again; the passages of
@@ -66,11 +67,11 @@ def before_serial_names(archive: Archive) -> list[str]:
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN"
             " ('representations', 'versions', 'documents', 'withdrawals')")
         names = [f"DROP TRIGGER {name}" for name, in triggers] + ["DROP TABLE serial_names"]
-    return ["DROP TABLE registries_seen",
-            "DROP INDEX access_changes_by_series", "ALTER TABLE access_changes DROP COLUMN series",
+    return ["ALTER TABLE series DROP COLUMN rules_changes", "DROP TABLE registries_seen",
+            "DROP INDEX IF EXISTS access_changes_by_series", "ALTER TABLE access_changes DROP COLUMN series",
             "ALTER TABLE mirrors DROP COLUMN rules_seen",
             "DROP TABLE parse_refusals", "ALTER TABLE documents DROP COLUMN access_changed_at", *names,
-            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26)"]
+            "DELETE FROM schema_migrations WHERE version IN (15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)"]
 
 
 def as_an_earlier_step_wrote(archive: Archive, body: str, length: int, step: int) -> None:

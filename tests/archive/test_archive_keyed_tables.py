@@ -26,6 +26,7 @@ from pdi.archive.catalog.schema_steps import (
     PARSE_REFUSALS_STEP,
     REGISTRIES_SEEN_STEP,
     RESPACED_STEP,
+    RULES_COUNTED_STEP,
     RULES_MARKED_STEP,
     SELECTORS_STEP,
     SPACED_STEP,
@@ -86,12 +87,12 @@ def test_step_16_is_followed_only_by_steps_that_write_passages_again() -> None:
     # its own (test_server_mirror_sgml_parses.py), step 23 SQLite's index made again and step 24 the passages holding
     # variation selectors written again (test_archive_search_scripts.py), step 25 columns of access_changes and
     # mirrors (test_server_mirror_rules_replay.py), step 26 a table of its own (test_server_registry_replay.py),
-    # no table step 16
+    # step 27 a column of series (test_archive_mirror_rules_count.py), no table step 16
     # keeps by its key (test_archive_changes.py): no table step 16 made changes after it
     assert KEYED_STEP == 16 and SPACED_STEP == 17 and RESPACED_STEP == 18 and OPTIONAL_STEP == 19
     assert ASCII_APART_STEP == 20 and ACCESS_DATED_STEP == 21 and PARSE_REFUSALS_STEP == 22
     assert MARKS_IN_WORDS_STEP == 23 and SELECTORS_STEP == 24 and RULES_MARKED_STEP == 25
-    assert SCHEMA_VERSION == REGISTRIES_SEEN_STEP == 26
+    assert REGISTRIES_SEEN_STEP == 26 and SCHEMA_VERSION == RULES_COUNTED_STEP == 27
     assert migrations("INTEGER PRIMARY KEY", "BLOB", True)[SELECTORS_STEP] == []  # no statement: passages written
     added = migrations("INTEGER PRIMARY KEY", "BLOB", True)[ACCESS_DATED_STEP]
     assert added == ["ALTER TABLE documents ADD COLUMN access_changed_at TEXT"] and "documents" not in KEYED_TABLES
@@ -103,6 +104,8 @@ def test_step_16_is_followed_only_by_steps_that_write_passages_again() -> None:
     seen = migrations("INTEGER PRIMARY KEY", "BLOB", True)[REGISTRIES_SEEN_STEP]  # step 26: a new table of its own
     assert len(seen) == 1 and seen[0].startswith("CREATE TABLE registries_seen")
     assert "registries_seen" not in KEYED_TABLES
+    counted = migrations("INTEGER PRIMARY KEY", "BLOB", True)[RULES_COUNTED_STEP]  # step 27: a column of series
+    assert "series" not in KEYED_TABLES and counted[0].startswith("ALTER TABLE series ADD COLUMN rules_changes")
 
 
 def test_a_new_catalog_keeps_the_deposit_tables_by_their_keys(tmp_path: Path) -> None:

@@ -111,7 +111,8 @@ def test_an_archive_moved_by_export_and_import_signs_no_fewer_rule_changes_than_
 
 @pytest.mark.parametrize(("said", "refused"), [
     # the subseries' own 2 with them: one past the bound
-    ([999_999], "1,000,001 times in all"), ([600_000, 399_999], "1,000,001 times in all"), ([-1], "must be a count"),
+    ([999_999_999_999], "1,000,000,000,001 times in all"),
+    ([600_000_000_000, 399_999_999_999], "1,000,000,000,001 times in all"), ([-1], "must be a count"),
     (["5"], "rules must be int"), ([True], "rules must be int"),
 ])
 def test_a_bag_saying_more_rule_changes_than_an_import_brings_or_no_count_is_refused_and_nothing_imported(
@@ -193,3 +194,57 @@ def test_each_writer_of_a_rule_counts_one_change_and_a_withdrawal_or_purge_takes
         archive.withdraw(one.rsplit(".", 2)[0], "a mistake")
         archive.withdraw(two, "a court's order", who="registrar", purge=True)
         assert rules() == 3  # a withdrawal and a purge change no rule, and take no change back
+
+
+def test_a_bag_saying_many_rule_changes_is_imported_as_a_count_not_a_row_a_change(
+    tmp_path: Path, location: str,
+) -> None:
+    """Each series' count is one integer of its row (schema step 27): a bag saying 900 billion changes of a series'
+    rules is imported, its pages sign that many (and the subseries' own 2, and the import's one embargo change, on
+    top), and the catalog gains no row a change (before step 27 each was a row of ``access_changes``)."""
+    bag, _ = _export(tmp_path)
+    catalog = bag / "data" / "catalog.json"
+    text = catalog.read_text()
+    before = f'"name": "{SERIES}",'
+    head, _, tail = text.partition(before)
+    line, _, rest = tail.partition("\n")
+    catalog.write_text(head + before + re.sub(r'"rules": 5\b', '"rules": 900000000000', line) + "\n" + rest)
+    _manifest_again(bag)
+    assert pdi("init", location)[0] == 0
+    code, out = pdi("import", str(bag), "--archive", location)
+    assert code == 0, out
+    with Archive.open(location) as archive:
+        signed = {s: archive.manifest_page(s).rules for s in (SERIES, f"minutes.{SERIES}", "other.example.fr")}
+        assert signed == {SERIES: 900_000_000_001, f"minutes.{SERIES}": 900_000_000_003, "other.example.fr": 0}
+        with archive.store._write():
+            rows = archive.store._query("SELECT COUNT(*) FROM access_changes")[0][0]
+        assert rows == 1, rows  # the import's own change of an embargo, dated
+        archive.set_series_access(SERIES, "private")  # and one change more counts on from there
+        assert archive.manifest_page(SERIES).rules == 900_000_000_002
+
+
+def test_a_catalog_before_step_27_counts_each_series_changes_on_its_row_once_migrated(
+    tmp_path: Path, location: str,
+) -> None:
+    """A catalog whose changes of rules were rows of ``access_changes`` naming their series (step 25; step 27 not
+    run): ``pdi init`` counts each series' rows onto its row, and its pages sign what they signed before."""
+    with Archive.init(location) as archive:
+        for series in (SERIES, f"minutes.{SERIES}", "other.example.fr"):
+            archive.add_series(series)
+        document = str(archive.add(SERIES, b"the judgment\n", format="text")).rsplit(".", 2)[0]
+        for until in ("2031-01-01", None, "2032-01-01"):
+            archive.embargo(document, until)
+        archive.set_series_access(f"minutes.{SERIES}", "private")
+        with archive.store._write():
+            for statement in ("ALTER TABLE series DROP COLUMN rules_changes",
+                              "CREATE INDEX access_changes_by_series ON access_changes (series)",
+                              "DELETE FROM schema_migrations WHERE version = 27"):
+                archive.store._query(statement)
+    code, out = pdi("init", location)
+    assert code == 0 and "schema version 27" in out, out
+    with Archive.open(location) as archive:
+        signed = {s: archive.manifest_page(s).rules for s in (SERIES, f"minutes.{SERIES}", "other.example.fr")}
+        assert signed == {SERIES: 3, f"minutes.{SERIES}": 4, "other.example.fr": 0}
+        with archive.store._write():
+            counted = {str(r[0]): int(r[1]) for r in archive.store._query("SELECT name, rules_changes FROM series")}
+        assert counted == {SERIES: 3, f"minutes.{SERIES}": 1, "other.example.fr": 0}

@@ -323,7 +323,7 @@ def test_schema_is_migrated_forward_by_init_alone(location: str, clock: Clock) -
     assert again.schema_version() == 1
     again.close()
     with Archive.init(location, clock=clock) as archive:
-        assert archive.store.schema_version() == SCHEMA_VERSION == 26
+        assert archive.store.schema_version() == SCHEMA_VERSION == 27
         archive.add_series(S)
         pdi = archive.add(S, PNG + b"after migration", format="png")
         assert archive.get(pdi).data == PNG + b"after migration"

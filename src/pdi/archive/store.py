@@ -42,7 +42,7 @@ else:
 
 #: The schema version this code writes. An older catalog is migrated forward by ``pdi init`` alone
 #: (:data:`OlderSchema`); a newer one is refused.
-SCHEMA_VERSION = 26
+SCHEMA_VERSION = 27
 
 #: What opening a catalog whose schema is older than :data:`SCHEMA_VERSION` does with it: ``"migrate"`` it
 #: forward (``pdi init``, :meth:`pdi.archive.Archive.init`), ``"refuse"`` it before anything is changed

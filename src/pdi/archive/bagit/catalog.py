@@ -146,9 +146,10 @@ class _Header:
     surrogates: bool = False  # whether an escape of a surrogate stands in it (:data:`_SURROGATE_ESCAPE`)
 
 
-#: The most changes of access rules an import brings in, all its series' ``rules`` together: each is a row of the
-#: catalog (:meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`), so a bag saying billions is refused first.
-MAX_RULES_CHANGES = 1_000_000
+#: The most changes of access rules an import brings in, all its series' ``rules`` together: each series' count is
+#: one integer of its row (:meth:`~pdi.archive.catalog.imports.ImportsPart.import_all`), which a page of a series
+#: adds to those of the series above it and each change of a rule then adds one to; a trillion leaves 64-bit room.
+MAX_RULES_CHANGES = 1_000_000_000_000
 #: How deep catalog.json may nest (pdi writes five levels at most): its header is read first, by events that carry
 #: no path, and refused past it, so that the passes after it (whose parser keeps each event's path, memory of the
 #: depth squared) never meet a deeper one. Found by an attack (2026-11-27): 80 KB nested 40,000 deep took 3.9 GB.

@@ -9,6 +9,7 @@ from typing import Any
 
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
+    RULE_CHANGED,
     RULES_OF_EACH,
     CatalogBase,
     describe_key,
@@ -60,6 +61,7 @@ class AccessPart(CatalogBase):
                 self._query(f"UPDATE documents SET access_changed_at = ? WHERE series IN ({marks}) AND {SHOWN_AT}",
                             [at, *page, at, at])
             self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
+            self._query(RULE_CHANGED, (name,))
             self._insert_audit(AuditRecord(at, who, "series-access", name, access, address))
 
     def _public_series(self) -> dict[str, bool]:
@@ -123,6 +125,7 @@ class AccessPart(CatalogBase):
             if self._shown_versions(doc, at) != shown and self._public_series().get(key.series, False):
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?", (at, doc))
             self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, key.series))
+            self._query(RULE_CHANGED, (key.series,))
             what = "the document" if version is None else f"version {version}"
             was = "" if before is None else f" (was until {before})"
             self._insert_audit(AuditRecord(
@@ -134,12 +137,14 @@ class AccessPart(CatalogBase):
         """How many changes of who may read what were made to any of ``series`` (its access set, an embargo of one
         of its documents set, changed or lifted) since schema step 25 recorded each one's series: a number that
         only grows (no change is ever taken back out), which a manifest page of a series signs with the series
-        and those above it (:mod:`pdi.archive.manifests`)."""
+        and those above it (:mod:`pdi.archive.manifests`). Each series' row holds its count (schema step 27), so
+        this reads one row a series named, however many changes there have been."""
         if not series:
             return 0
         with self._read():
             marks = ", ".join("?" * len(series))
-            rows = self._query(f"SELECT COUNT(*) FROM access_changes WHERE series IN ({marks})", list(series))
+            rows = self._query(f"SELECT COALESCE(SUM(rules_changes), 0) FROM series WHERE name IN ({marks})",
+                               list(series))
         return int(rows[0][0])
 
     def rules_changes_of_each(self) -> dict[str, int]:

@@ -24,6 +24,7 @@ from pdi.archive.blobs.seam import (
 )
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
+    RULE_CHANGED,
     RULES_OF_EACH,
     CatalogBase,
     describe_key,
@@ -110,7 +111,7 @@ class ImportsPart(CatalogBase):
         exported from dated them; a later one held here is kept.
 
         ``rules`` gives how many changes of its access rules each series had where it was exported: a series that
-        counts fewer here is given as many (rows of ``access_changes`` of that time), so that a page of it signs
+        counts fewer here is given as many (its row's count set so: schema step 27), so that a page of it signs
         no fewer than its origin signed before the move, which the origin's mirrors would refuse as an older page
         replayed (:mod:`pdi.network.mirror_access`). Then one more change of each series the import changes the
         rules of: one it registers that is not public, or one an embargo of which it sets otherwise than held.
@@ -202,16 +203,15 @@ class ImportsPart(CatalogBase):
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?"
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
             at = timestamp()
-            if rules:  # as many changes of each series' rules as where it was exported, at least (schema step 25)
+            if rules:  # as many changes of each series' rules as where it was exported, at least (schema step 27)
                 here = {str(name): int(count) for name, count in self._query(RULES_OF_EACH)}
                 for name, count in sorted(rules.items()):
                     if count > here.get(name, 0):
-                        self._query("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-                                    " INSERT INTO access_changes (at, series) SELECT CAST(? AS TEXT), CAST(? AS TEXT)"
-                                    " FROM n", (count - here.get(name, 0), at, name))
-            if changed:  # one change of each series' rules (schema step 25), at one time
+                        self._query("UPDATE series SET rules_changes = ? WHERE name = ?", (count, name))
+            if changed:  # one change of each series' rules (schema steps 25 and 27), at one time
                 for name in sorted(changed):
                     self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
+                    self._query(RULE_CHANGED, (name,))
             before_commit()  # the blobs durable (their sync, begun as they were staged, waited for)
         return added
 

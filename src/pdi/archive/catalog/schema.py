@@ -26,6 +26,7 @@ from pdi.archive.catalog.schema_steps import (
     PARSE_REFUSALS_STEP,
     REGISTRIES_SEEN_STEP,
     RESPACED_STEP,
+    RULES_COUNTED_STEP,
     RULES_MARKED_STEP,
     SELECTORS_STEP,
     SPACED_STEP,
@@ -211,8 +212,8 @@ class SchemaPart(CatalogBase):
         the passages they are about here (:meth:`_respace_all`). Step 19 on its way to 20 or later leaves
         PostgreSQL's index dropped: step 20 makes it, once. Step 21 adds its column unless it is there, and dates
         the documents a change of access made before it showed or withheld (:meth:`_date_earlier_access_changes`);
-        step 22 and step 26 add their tables unless they are there, as the steps before them may run again without harm;
-        step 24 writes the passages holding a variation selector again (:meth:`_unmark_all`)."""
+        step 22 and step 26 add their tables unless they are there, and steps 25 and 27 their columns, as the steps
+        before them may run again without harm; step 24 writes the passages holding a variation selector again (:meth:`_unmark_all`)."""
         if version == SPACED_STEP:
             self._respace_all()
         elif version == RESPACED_STEP:
@@ -238,6 +239,8 @@ class SchemaPart(CatalogBase):
         elif version == RULES_MARKED_STEP and self._has_column("access_changes", "series"):
             return []  # (likewise)
         elif version == REGISTRIES_SEEN_STEP and self._has_table("registries_seen"):
+            return []  # (likewise)
+        elif version == RULES_COUNTED_STEP and self._has_column("series", "rules_changes"):
             return []  # (likewise)
         elif version == SELECTORS_STEP:
             from pdi.passages.fulltext import SELECTORS

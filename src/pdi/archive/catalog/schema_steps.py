@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ACCESS_DATED_STEP", "ASCII_APART_STEP", "MARKS_IN_WORDS_STEP", "OPTIONAL_STEP", "PARSE_REFUSALS_STEP",
-    "REGISTRIES_SEEN_STEP", "RESPACED_STEP", "RULES_MARKED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
+    "REGISTRIES_SEEN_STEP", "RESPACED_STEP", "RULES_COUNTED_STEP", "RULES_MARKED_STEP", "SELECTORS_STEP", "SPACED_STEP", "migrations",
 ]
 
 
@@ -34,7 +34,8 @@ def migrations(
              _index_queue(), _small_blobs(*args), _message_threads(), _mirrors(), _mirror_withdrawals(),
              _mirror_tokens(), _deposit_function(deposit), _serial_names(names), _keyed_tables(), _spaced_passages(),
              _southeast_asian_passages(), _optional_marks_passages(apart), list(ascii_apart), _access_changes_dated(),
-             _parse_refusals(), list(marks), _selectors_passages(), _rules_marked(), _registries_seen()]
+             _parse_refusals(), list(marks), _selectors_passages(), _rules_marked(), _registries_seen(),
+             _rules_counted()]
     return {version: statements for version, statements in enumerate(steps, start=1)}
 
 
@@ -606,4 +607,20 @@ def _registries_seen() -> list[str]:
             issued TEXT NOT NULL,
             issued_order TEXT NOT NULL,
             seen_at TEXT NOT NULL)""",
+    ]
+
+
+#: The step that counts each series' changes of who may read what on its own row (:func:`_rules_counted`).
+RULES_COUNTED_STEP = 27
+
+
+def _rules_counted() -> list[str]:
+    """Step 27: each series counts the changes of who may read what made to it on its own row
+    (``series.rules_changes``, from step 25's rows of ``access_changes`` that name it), so that a manifest page
+    reads its signed ``rules`` in the same time however many changes there have been, and an import that brings a
+    larger count sets it, not a row a change; step 25's index, which only that counting read, goes."""
+    return [
+        "ALTER TABLE series ADD COLUMN rules_changes BIGINT NOT NULL DEFAULT 0",
+        "UPDATE series SET rules_changes = (SELECT COUNT(*) FROM access_changes a WHERE a.series = series.name)",
+        "DROP INDEX access_changes_by_series",
     ]
