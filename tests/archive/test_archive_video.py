@@ -254,6 +254,40 @@ def test_an_mp4_whose_movie_header_lies_lasts_as_long_as_its_tracks(
     assert past is not None and past.past_end
 
 
+def test_an_index_an_earlier_reading_made_is_not_believed_and_pdi_reindex_elements_makes_it_anew(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], tmp_path: Path
+) -> None:
+    """An archive of pdi 0.2.0 kept an MP4 whose ``mvhd`` says 1 s of its 3 s of tracks as 1 s long (that reading
+    took ffprobe's container duration: layout 1 of the index, sealed by hand here as it sealed it). This pdi reads
+    the video anew at each request until ``pdi reindex --elements`` makes its index anew, as a browser plays it."""
+    from click.testing import CliRunner
+
+    from pdi.cli import cli
+    from pdi.fragments.sealed import pack_text, seal, sealed_version
+
+    data = stating(videos["video+mp4"][0], 1)
+    name = str(archive.add(S, data, format="video+mp4"))
+    now = info_of(archive, name)
+    assert abs(now.duration_ms - 3000) < 100
+    record = archive.get(name).record
+    fields = struct.pack("<QII", 1000, now.width, now.height) + pack_text(now.video_codec) + pack_text(now.container)
+    fields += struct.pack("<I", len(now.audio_codecs)) + b"".join(pack_text(c) for c in now.audio_codecs)
+    with archive.store._write():
+        archive.store._query("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?", (seal(b"PDIV", 1, fields),
+                                                                                       record.sha256))
+    kept = archive.store.fragment_index(record.sha256, record.media_type, None)
+    assert kept is not None and VideoInfo.from_bytes(kept).duration_ms == 1000
+    assert info_of(archive, name) == now  # read anew, not as the earlier reading read it
+    late = archive.resolve(f"{name}#sec=2,3").fragment
+    assert late is not None and not late.clamped and not late.past_end
+    ran = CliRunner().invoke(cli, ["reindex", "--elements", "--archive", archive.location])
+    assert ran.exit_code == 0 and ran.stdout == "made 0 element indexes anew\nmade 1 video index anew\n", ran.output
+    kept = archive.store.fragment_index(record.sha256, record.media_type, None)
+    assert kept is not None and sealed_version(kept) == 3 and VideoInfo.from_bytes(kept) == now
+    again = archive.reindex_elements()
+    assert (again.rewritten, again.videos, again.left) == (0, 0, ())
+
+
 def test_an_ogg_whose_times_start_late_lasts_as_long_as_its_streams_from_their_start(
     archive: Archive, tmp_path: Path
 ) -> None:

@@ -61,7 +61,7 @@ def test_a_video_cut_short_is_cited_up_to_where_it_ends(archive: Archive, tmp_pa
     assert stated >= 3000 and 500 < ends < 2900  # (the file is what this test means: cut inside its packets)
 
     whole_name = str(archive.add(S, whole, format=token))
-    assert sealed_version(_index(archive, whole_name)) == 1  # a whole file's index as before
+    assert sealed_version(_index(archive, whole_name)) == 3  # this reading's, a whole file's
     assert VideoInfo.from_bytes(_index(archive, whole_name)).end_ms is None
 
     name = str(archive.add(S, cut.read_bytes(), format=token))
@@ -86,12 +86,46 @@ def test_a_video_cut_short_is_cited_up_to_where_it_ends(archive: Archive, tmp_pa
     assert refused.exit_code == 6 and "a passage before" in refused.stderr
 
 
-def test_an_index_of_layout_1_is_read_and_one_whose_end_is_not_before_its_duration_is_damaged() -> None:
+def _fields(info: VideoInfo) -> bytes:
+    """Layout 1's fields of ``info``: duration, frame size, then the codecs and container as counted texts."""
+    import struct
+
+    from pdi.fragments.sealed import pack_text
+
+    payload = struct.pack("<QII", info.duration_ms, info.width, info.height)
+    payload += pack_text(info.video_codec) + pack_text(info.container) + struct.pack("<I", len(info.audio_codecs))
+    return payload + b"".join(pack_text(c) for c in info.audio_codecs)
+
+
+def _earlier_layout(info: VideoInfo) -> bytes:
+    """``info`` as an earlier reading sealed it: layout 1 (a whole file) or 2 (one cut short, its end after the
+    audio codecs), without layout 3's octet saying which."""
+    import struct
+
+    from pdi.fragments.sealed import seal
+
+    payload = _fields(info)
+    if info.end_ms is None:
+        return seal(b"PDIV", 1, payload)
+    return seal(b"PDIV", 2, payload + struct.pack("<Q", info.end_ms))
+
+
+def test_an_index_of_each_layout_is_read_and_one_whose_end_is_not_before_its_duration_is_damaged() -> None:
+    from pdi.fragments.video import made_by_an_earlier_reading
+
     whole = VideoInfo(3000, 64, 48, "vp9", ("opus",), "matroska,webm")
-    assert sealed_version(whole.to_bytes()) == 1 and VideoInfo.from_bytes(whole.to_bytes()) == whole
+    assert sealed_version(whole.to_bytes()) == 3 and VideoInfo.from_bytes(whole.to_bytes()) == whole
     cut = VideoInfo(3000, 64, 48, "vp9", ("opus",), "matroska,webm", 1100)
-    assert sealed_version(cut.to_bytes()) == 2 and VideoInfo.from_bytes(cut.to_bytes()) == cut
+    assert sealed_version(cut.to_bytes()) == 3 and VideoInfo.from_bytes(cut.to_bytes()) == cut
+    assert not made_by_an_earlier_reading(whole.to_bytes()) and not made_by_an_earlier_reading(cut.to_bytes())
+    for info in (whole, cut):  # an earlier reading's layouts: still read, and known as an earlier reading's
+        assert VideoInfo.from_bytes(_earlier_layout(info)) == info and made_by_an_earlier_reading(_earlier_layout(info))
     from pdi.errors import IntegrityError
+    from pdi.fragments.sealed import seal
+
+    with pytest.raises(IntegrityError, match="2 where 0"):  # layout 3's octet neither 0 nor 1
+        VideoInfo.from_bytes(seal(b"PDIV", 3, _fields(whole) + b"\x02"))
+    assert VideoInfo.from_bytes(seal(b"PDIV", 3, _fields(whole) + b"\x00")) == whole
 
     with pytest.raises(IntegrityError, match="not before the duration"):
         VideoInfo.from_bytes(VideoInfo(3000, 64, 48, "vp9", (), "matroska,webm", 3000).to_bytes())

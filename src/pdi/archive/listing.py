@@ -32,6 +32,7 @@ from pdi.errors import LimitError, ParseError, UnsupportedError
 from pdi.identifier import PDI, Fragment
 
 if TYPE_CHECKING:
+    from pdi.archive.blobs import ChunkedReader
     from pdi.archive.store import SearchRow
     from pdi.fragments.markup.sgml import SgmlCatalog
     from pdi.passages.fulltext import Query
@@ -327,8 +328,10 @@ class Listing(ArchiveBase):
     def reindex_elements(
         self, *, series: str | None = None, progress: Callable[[int], None] | None = None
     ) -> ElementReindexReport:
-        """Make anew, as this pdi reads them, the element indexes of XML and SGML octets that an earlier reading
-        made (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`), and keep a first parse of each SGML
+        """Make anew, as this pdi reads them, the element indexes of XML and SGML octets and the indexes of videos
+        that an earlier reading made (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`,
+        :func:`pdi.fragments.video.made_by_an_earlier_reading`: a video read again by ffprobe, its duration as a
+        browser plays it), and keep a first parse of each SGML
         document that has none (OpenSP's ``onsgmls`` was missing where it was deposited, or it was imported): of
         the names in ``series``, if given.
 
@@ -350,10 +353,10 @@ class Listing(ArchiveBase):
         if series is not None:
             name = canonical_series(series)
             self._require_series(name)
-        rewritten = 0
+        rewritten = videos = 0
         left: list[tuple[str, str, str]] = []
         sgml_catalog = sgml_catalog_of(self.store.location)  # a first SGML parse: the archive's DTDs first
-        earlier = ((source, False) for source in self.store.earlier_element_indexes(name))
+        earlier = ((source, False) for source in self.store.earlier_fragment_indexes(name))
         # a mirrored series' parses are its origin's or none: kept by pdi mirror sync, checked against the origin's
         mirrored = sorted({one.series for one in self.store.list_mirrors(None) if one.role == "origin"})
 
@@ -373,11 +376,12 @@ class Listing(ArchiveBase):
                 left.append((sha256, media_type, why))
             elif unparsed and self.store.keep_first_element_index(sha256, media_type, charset, index):
                 rewritten += 1
-            elif not unparsed and self.store.replace_earlier_element_index(sha256, media_type, charset, index):
+            elif not unparsed and self.store.replace_earlier_fragment_index(sha256, media_type, charset, index):
                 rewritten += 1
+                videos += media_type.startswith("video/")
             if progress is not None:
                 progress(seen)
-        return ElementReindexReport(rewritten, tuple(left))
+        return ElementReindexReport(rewritten - videos, tuple(left), videos)
 
     def keep_brought_parse(self, record: RepresentationRecord, *, carried: bytes | None = None,
                            origin_sha256: str | None = None) -> str | None:
@@ -489,7 +493,8 @@ class Listing(ArchiveBase):
     def _made_index(self, sha256: str, media_type: str, charset: str, sgml_catalog: SgmlCatalog | None,
                     ) -> tuple[bytes | None, str]:
         """The element index this pdi makes of the octets ``sha256`` (read by verified chunks, as a deposit reads
-        them; SGML's DTDs looked for in ``sgml_catalog`` first, if given), or ``None`` and why none is made."""
+        them; SGML's DTDs looked for in ``sgml_catalog`` first, if given), or a video's index (read by ffprobe from
+        a checked file, as a deposit reads it), or ``None`` and why none is made."""
         from pdi.archive.content import ELEMENT_INDEX_SECONDS
         from pdi.errors import IntegrityError
         from pdi.fragments import build_index
@@ -501,6 +506,8 @@ class Listing(ArchiveBase):
             reader = self.store.open_blob(sha256, name=sha256)
             if reader is None:
                 return None, "its octets are missing from the blob store"
+            if media_type.startswith("video/"):
+                return self._made_video_index(reader, media_type)
             with reader:
                 index = build_index(reader.chunks(), media_type=media_type, charset=charset or None,
                                     seconds=ELEMENT_INDEX_SECONDS, sgml_catalog=sgml_catalog)
@@ -509,6 +516,20 @@ class Listing(ArchiveBase):
         if index is None or index[:4] != MAGIC or sealed_version(index) != VERSION:
             return None, "no element index is made of it now (is OpenSP's onsgmls installed?)"
         return index, ""
+
+    @staticmethod
+    def _made_video_index(reader: ChunkedReader, media_type: str) -> tuple[bytes | None, str]:
+        """A video's index as ffprobe reads the verified octets of ``reader`` now (:func:`pdi.archive.video.probe`),
+        or ``None`` and why none is made (ffprobe missing, or the file not read as a video of ``media_type``)."""
+        import pdi.archive.video as video
+        from pdi.archive.blobs import checked_file
+        from pdi.errors import IntegrityError
+
+        try:
+            with reader, checked_file(reader) as (path, descriptors):
+                return video.probe(path, media_type, pass_fds=descriptors).to_bytes(), ""
+        except (IntegrityError, LimitError, ParseError, UnsupportedError) as exc:
+            return None, str(exc)
 
     def ls(self, pattern: PDI | str | None = None, **filters: Unpack[ListFilters]) -> list[PDI]:
         """Versioned PDIs in date, then serial order: by pattern, series and/or date; paginated.

@@ -64,6 +64,9 @@ class RecordFacts(ArchiveBase):
         A WebM, MP4 or Ogg video that has none (brought in by an import, which
         keeps no index, or deposited with ``--force``) is read by ffprobe now,
         from its verified octets, each time: ``None`` if ffprobe cannot read it.
+        So is one whose index an earlier reading made
+        (:func:`pdi.fragments.video.made_by_an_earlier_reading`; the kept index
+        if ffprobe cannot read it now), until ``pdi reindex --elements`` makes it anew.
         An XML or SGML document's element index made by an earlier reading
         (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`) is ``None``:
         the document is read anew at each request.
@@ -71,6 +74,11 @@ class RecordFacts(ArchiveBase):
         index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         if index is None and record.media_type.startswith("video/"):
             return self._probe_video(record)
+        if index is not None and bytes(index[:4]) == b"PDIV":  # a video's (pdi.fragments.video)
+            from pdi.fragments.video import made_by_an_earlier_reading as earlier_video
+
+            if earlier_video(index):  # its duration as an earlier reading read it: read as this pdi reads it
+                return self._probe_video(record) or index  # (the kept one, where ffprobe cannot read it now)
         if index is not None and bytes(index[:4]) == b"PDIM":  # an element index (pdi.fragments.markup.index)
             from pdi.fragments.markup.index import made_by_an_earlier_reading
 

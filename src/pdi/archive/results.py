@@ -299,10 +299,12 @@ class ReindexReport:
 @dataclass(frozen=True)
 class ElementReindexReport:
     """What :meth:`Archive.reindex_elements` did: element indexes made anew (of XML and SGML octets whose index
-    an earlier reading made), and those left as they were, each with why (``sha256``, media type, why)."""
+    an earlier reading made), those left as they were, each with why (``sha256``, media type, why), and videos'
+    indexes made anew (an earlier reading's)."""
 
     rewritten: int
     left: tuple[tuple[str, str, str], ...]
+    videos: int = 0
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,8 @@ def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: st
 @click.command("reindex")
 @click.option("--series", "-s", help="Only the documents of this series.")
 @click.option("--elements", is_flag=True,
-              help="Instead: make anew the element indexes of XML and SGML made by an earlier release of pdi, and keep a"
-                   " first parse of each SGML document that has none (its #elt= is refused until then) (each in its own"
+              help="Instead: make anew the element indexes of XML and SGML, and the indexes of videos (their duration),"
+                   " made by an earlier release of pdi, and keep a first parse of each SGML document that has none (its #elt= is refused until then) (each in its own"
                    " transaction: safe to stop and run again; documents and names are not touched).")
 @archive_option
 def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
@@ -89,6 +89,8 @@ def reindex_cmd(series: str | None, elements: bool, archive: str) -> None:
             opened.refuse_if_read_only()  # a member of the archive's group, or read-only media: before any parse
             made = opened.reindex_elements(series=series, progress=lambda done: progress(done, done))
         click.echo(f"made {plural(made.rewritten, 'element index', 'element indexes')} anew")
+        if made.videos:
+            click.echo(f"made {plural(made.videos, 'video index', 'video indexes')} anew")
         for sha256, media_type, why in made.left:
             click.echo(f"not made anew: {sha256} ({media_type}): {one_line(why)}")
         return

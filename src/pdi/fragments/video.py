@@ -48,11 +48,19 @@ from pdi.errors import ParseError, UnsupportedError
 from pdi.fragments.results import Buffer, FragmentResult, Interval, check_order
 from pdi.fragments.sealed import Reader, pack_text, seal, sealed_version, unseal
 
-__all__ = ["CONTAINERS", "VideoInfo", "evaluate_video", "info_from_ffprobe", "states_duration"]
+__all__ = ["CONTAINERS", "MAGIC", "VideoInfo", "evaluate_video", "info_from_ffprobe", "made_by_an_earlier_reading",
+           "states_duration"]
 
-_MAGIC: Final = b"PDIV"
-#: Layout 2 adds :attr:`VideoInfo.end_ms` after layout 1's fields; a whole file's index is still written as layout 1.
-_VERSION: Final = 2
+#: The first octets of a video's index.
+MAGIC: Final = b"PDIV"
+#: The reading a video's index is made by. Layout 1 (a whole file's, until this reading) holds the duration, frame size
+#: and codecs; layout 2 adds :attr:`VideoInfo.end_ms` (a file cut short); layout 3, this reading's (2026-12-02: an MP4
+#: lasts until its last track ends, a video until its last packet ends where that is past the duration its container
+#: states, a negative duration is read from the packets), holds layout 1's fields, an octet saying whether
+#: :attr:`VideoInfo.end_ms` follows, and it if so. An index of layout 1 or 2 was made by an earlier reading, whose
+#: duration may not be this one's (:func:`made_by_an_earlier_reading`).
+_VERSION: Final = 3
+_CUT: Final = struct.Struct("<B")
 _HEAD: Final = struct.Struct("<QII")
 _END: Final = struct.Struct("<Q")
 
@@ -108,13 +116,13 @@ class VideoInfo:
         payload = _HEAD.pack(self.duration_ms, self.width, self.height)
         payload += pack_text(self.video_codec) + pack_text(self.container)
         payload += struct.pack("<I", len(self.audio_codecs)) + b"".join(pack_text(c) for c in self.audio_codecs)
-        if self.end_ms is None:  # a whole file's index is what it was before end_ms (layout 1)
-            return seal(_MAGIC, 1, payload)
-        return seal(_MAGIC, _VERSION, payload + _END.pack(self.end_ms))
+        if self.end_ms is None:
+            return seal(MAGIC, _VERSION, payload + _CUT.pack(0))
+        return seal(MAGIC, _VERSION, payload + _CUT.pack(1) + _END.pack(self.end_ms))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> VideoInfo:
-        reader = Reader(unseal(data, _MAGIC, _VERSION, "video index", also=(1,)), "video index")
+        reader = Reader(unseal(data, MAGIC, _VERSION, "video index", also=(1, 2)), "video index")
         duration_ms, width, height = reader.unpack(_HEAD)
         video_codec = reader.text() or ""
         container = reader.text() or ""
@@ -123,7 +131,14 @@ class VideoInfo:
             raise reader.damaged(f"{count} audio streams")
         audio = tuple(reader.text() or "" for _ in range(count))
         end_ms: int | None = None
-        if sealed_version(data) == _VERSION:
+        version = sealed_version(data)
+        cut = version == 2  # layout 2: always cut short; layout 1: never
+        if version == _VERSION:
+            (flag,) = reader.unpack(_CUT)
+            if flag not in (0, 1):
+                raise reader.damaged(f"{flag} where 0 (a whole file) or 1 (one cut short) stands")
+            cut = flag == 1
+        if cut:
             (end_ms,) = reader.unpack(_END)
             if end_ms >= duration_ms:
                 raise reader.damaged(f"an end at {end_ms} ms, not before the duration of {duration_ms} ms")
@@ -143,6 +158,13 @@ class VideoInfo:
 #: whose second cluster was at 2**62 seconds made a duration no index could hold, and a traceback).
 MAX_DURATION_MS = 100 * 366 * 86_400 * 1000
 
+
+
+def made_by_an_earlier_reading(data: bytes) -> bool:
+    """Whether the video index ``data`` was made by a reading before this one's (layout 1 or 2, :data:`_VERSION`):
+    its duration may not be this pdi's, so the video is read anew instead (:mod:`pdi.archive.record_facts`), and
+    ``pdi reindex --elements`` makes it anew."""
+    return sealed_version(data) != _VERSION
 
 def info_from_ffprobe(output: bytes, media_type: str, *, duration: Decimal | None = None) -> VideoInfo:
     """The :class:`VideoInfo` in ffprobe's JSON (``-show_format -show_streams -of json``) for a ``media_type`` video.

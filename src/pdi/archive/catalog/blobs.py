@@ -59,10 +59,12 @@ def _index_head() -> int:
 
 
 def _made_earlier(head: bytes) -> bool:
-    """Whether an index beginning with ``head`` is an element index an earlier reading made."""
+    """Whether an index beginning with ``head`` is an element index or a video's index an earlier reading made."""
     from pdi.fragments.markup.index import MAGIC, made_by_an_earlier_reading
+    from pdi.fragments.video import MAGIC as VIDEO
+    from pdi.fragments.video import made_by_an_earlier_reading as earlier_video
 
-    return head[:4] == MAGIC and made_by_an_earlier_reading(head)
+    return (head[:4] == MAGIC and made_by_an_earlier_reading(head)) or (head[:4] == VIDEO and earlier_video(head))
 
 
 class BlobRules(CatalogBase):
@@ -249,9 +251,10 @@ class BlobRules(CatalogBase):
             )
         return bytes(rows[0][0]) if rows else None
 
-    def earlier_element_indexes(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
-        """Each (sha256, media type, charset) whose element index an earlier reading made
-        (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`): of names in ``series`` only, if given;
+    def earlier_fragment_indexes(self, series: str | None = None, *, page: int = 500) -> Iterator[tuple[str, str, str]]:
+        """Each (sha256, media type, charset) whose element index or video index an earlier reading made
+        (:func:`pdi.fragments.markup.index.made_by_an_earlier_reading`,
+        :func:`pdi.fragments.video.made_by_an_earlier_reading`): of names in ``series`` only, if given;
         in order, a page at a time, each index's first octets read, not its whole."""
         scope, params = "", []
         if series is not None:
@@ -274,8 +277,8 @@ class BlobRules(CatalogBase):
                 return
             after = (str(rows[-1][0]), str(rows[-1][1]), str(rows[-1][2]))
 
-    def replace_earlier_element_index(self, sha256: str, media_type: str, charset: str, data: bytes) -> bool:
-        """Put ``data`` in place of the element index of these octets read as ``media_type`` in ``charset``
+    def replace_earlier_fragment_index(self, sha256: str, media_type: str, charset: str, data: bytes) -> bool:
+        """Put ``data`` in place of the element index or video index of these octets read as ``media_type`` in ``charset``
         (``""``: none), if an earlier reading made the one kept (one write transaction, its row alone).
         Whether it did: False when the row is gone or was made anew meanwhile (by another run)."""
         key = (sha256, media_type, charset)
