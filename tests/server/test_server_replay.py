@@ -158,6 +158,24 @@ def test_a_tab_opened_at_a_replayed_file_is_sent_to_the_viewers_page_of_it(
         assert answer.status_code == 200, fetched
 
 
+def test_a_tab_opened_with_two_host_fields_or_none_is_400_not_sent_to_the_viewer(served: Served) -> None:
+    """RFC 9112 §3.2: a server MUST answer ``400`` to an HTTP/1.1 request without ``Host`` or with two. The replay
+    origin answered such a tab ``303`` to the viewer, before its check of the field (found in review, 2026-12-01)."""
+    from server_helpers import until_closed
+
+    port = urllib.parse.urlsplit(served.replay_url).port
+    assert port is not None
+    target = f"/replay/{_quoted(served.capture)}/index.html".encode()
+    fields = b"".join(f"{k}: {v}\r\n".encode() for k, v in NAVIGATION.items())
+    sent = until_closed(port, b"GET %s HTTP/1.1\r\nHost: a\r\n%sConnection: close\r\n\r\n" % (target, fields))
+    assert sent.startswith(b"HTTP/1.1 303 "), sent[:300]  # one Host: the tab is sent to the viewer
+    for hosts in (b"", b"Host: a\r\nHost: b\r\n"):
+        answer = until_closed(port, b"GET %s HTTP/1.1\r\n%s%s\r\n" % (target, hosts, fields))
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+        assert b"\r\nlocation:" not in head.lower() and b"RFC 9112" in body
+
+
 def test_a_tab_opened_at_a_file_of_no_page_is_told_so_by_the_replay_origin(served: Served) -> None:
     # a path whose name is no PDI is not sent anywhere: the replay origin's own refusal says what is wrong
     answer = httpx.get(f"{served.replay_url}/replay/{_quoted('//evil.example/x')}/index.html", headers=NAVIGATION,

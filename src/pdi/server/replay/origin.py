@@ -369,8 +369,9 @@ class _Guarded(HTTPMiddleware):
             location = viewer_location(request.headers.get("sec-fetch-dest"), request.headers.get("sec-fetch-mode"),
                                        raw.decode("latin-1").split("?", 1)[0],
                                        self.resolver_base or self._origin(request, checked=True))
-            if location is not None:
-                answer = RedirectResponse(location, status_code=303, headers={"cache-control": "no-store"})
+            if location is not None:  # after the checks of the request's head any answer has (RFC 9112 §3.2: a
+                # request without Host, or with two, is 400 before it is sent anywhere)
+                answer = HostField(RedirectResponse(location, status_code=303, headers={"cache-control": "no-store"}))
 
         async def guarded(message: Message) -> None:
             if message["type"] == "http.response.start":
