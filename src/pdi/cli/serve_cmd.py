@@ -38,8 +38,9 @@ DEFAULT_CACHE_MIB = 32
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--base-url", callback=checked_base_url,
-              help="Public URL of the resolver (http:// or https://, with its host), put in front of the locations"
-              " N2Ls lists (default: from each request's Host).")
+              help="Public URL of the resolver (http:// or https://, with its host, and the path a proxy serves it at:"
+              " https://library.example/pdi/), put in front of the locations N2Ls lists; the pages link under its"
+              " path (default: from each request's Host, at its root).")
 @click.option("--workers", type=click.IntRange(1, 64), show_default="one a core, at most 4",
               help="Worker processes, all serving the one socket; a worker that dies is replaced.")
 @click.option("--cache-mib", default=DEFAULT_CACHE_MIB, show_default=True, type=click.IntRange(0, 1 << 20),

@@ -129,6 +129,7 @@ from pdi.server.http.middleware import BrowserFields, HeadWithoutRange, HostFiel
 from pdi.server.http.preconditions import Preconditions
 from pdi.server.http.problems import HANDLERS, Options
 from pdi.server.http.readers import Readers
+from pdi.server.http.site import SitePath, site_path
 from pdi.server.pages import site_icon
 from pdi.server.pages.api_docs import APIDocs
 from pdi.server.pages.browse import BrowsePages
@@ -203,6 +204,9 @@ def create_app(
     ``base_url`` (``https://resolver.example.org``) is put in front of the
     URLs that ``N2Ls`` and a ``300`` list; without it they are built from
     the request's ``Host``. ``N2L`` redirects with a relative ``Location``.
+    A base URL with a path (``https://library.example/pdi/``, a proxy that strips ``/pdi``) puts the pages'
+    links, their scripts' requests, every ``Location`` and ``Link`` of a path of the app under that path
+    (:mod:`pdi.server.http.site`).
     ``limits`` bounds the expensive requests (those that read a whole
     representation) running at once and how long one may wait for a place
     (:mod:`pdi.server.process.limits`), and the octets of large answers in memory sent at once
@@ -311,6 +315,8 @@ def create_app(
     # of an RFC 2169 path (a citation's N2R followed); the rest RFC 9457 problems
     handlers = {kind: pages_for_citations(handler) for kind, handler in {**HANDLERS, HTTPException: page_or_problem}.items()}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
+        # the pages' links, redirects' Location and Link under the path of base_url (pdi.server.http.site)
+        Middleware(SitePath, base_url=base_url),
         # a probe's answer says which resolver this is (every answer to one: a problem's too)
         Middleware(ResolverToken, token=token),
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
@@ -335,6 +341,7 @@ def create_app(
     cache.read_paths = ReadPaths(readable)  # the connection's own refusals of them say CORS too
     app.state.archive = opened
     app.state.cache = cache
+    app.state.site = site_path(base_url)  # the path it is served under: the connection answers nothing itself there
     app.state.openapi = docs.document  # what /openapi.json answers, for pdi docs reference/http-api too
     app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)

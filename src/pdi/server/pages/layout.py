@@ -74,6 +74,7 @@ from pdi.archive.access import current_reader
 from pdi.errors import ParseError, UnsupportedError
 from pdi.identifier import PDI
 from pdi.server.http.readers import by_cookie, request_target
+from pdi.server.http.site import in_pages
 
 STYLE = """
 /* a short page's footer at the window's foot: a height in % (not vh, which a resize changes and so stops the
@@ -547,17 +548,17 @@ def page(title: str, body: str, *, script: str = "", style: str = "", query: str
     """One whole HTML document: ``body`` (escaped HTML) under the site's header (its Resolve box left out when not
     ``resolve``: :func:`header`), ``script`` inline at the end; its ``<title>`` is ``title`` without bidirectional
     controls (:data:`BIDI_CONTROLS`: text, with no element to isolate them in, that a tab, the history and a
-    bookmark show)."""
-    return (
+    bookmark show). Its links to the resolver's own paths are under the base URL's path
+    (:func:`pdi.server.http.site.in_pages`; its script, whose hash its policy names, as it is), wherever the
+    page was reached from."""
+    return in_pages(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
         f"<title>{esc(BIDI_CONTROLS.sub('', title))}</title><style>{STYLE}{style}</style>"
         + (NO_SCRIPT_STYLE if script else "") + "</head>"
         f"<body>{header(query=query, name=name, resolve=resolve)}{MAIN}{body}</main>{FOOTER}"
-        + (f"<script>{script}</script>" if script else "")
-        + "</body></html>\n"
-    )
+    ) + (f"<script>{script}</script>" if script else "") + "</body></html>\n"
 
 
 def n2r_href(name: str) -> str:

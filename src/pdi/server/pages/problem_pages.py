@@ -79,6 +79,7 @@ from pdi.server.http.reader_words import (
     refusal_words,
 )
 from pdi.server.http.readers import request_target
+from pdi.server.http.site import at, base_of
 from pdi.server.pages.layout import (
     breakable,
     cited,
@@ -636,7 +637,7 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code != 404 or not wants_page(request):
         return await problem_of_http_error(request, exc)
-    body = f'<p class="error" role="alert">There is no page at <code>{in_order(shown_url(request.url.path))}</code>.</p>{_onward()}'
+    body = f'<p class="error" role="alert">There is no page at <code>{in_order(shown_url(at(request.url.path)))}</code>.</p>{_onward()}'
     return HTMLResponse(_page("No such page", 404, "No such page", body, ""), status_code=404)
 
 
@@ -679,7 +680,7 @@ def pages_for_citations(handler: _Handler) -> _Handler:
         if not prefers_page(request):
             return problem
         archive: Archive = request.app.state.archive
-        base = str(request.base_url).rstrip("/")
+        base = base_of(request)
         try:
             body = await anyio.to_thread.run_sync(
                 _refusal_page, archive, exc, problem, _cited_name(request.url.query), base)

@@ -29,6 +29,7 @@ from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
 from pdi.server.http.params import optional
 from pdi.server.http.problems import Problem
+from pdi.server.http.site import base_of, origin_of
 from pdi.server.pages.layout import MAIN, breakable, in_order, shown_url
 from pdi.server.pages.replay_frame import ReplaySite
 from pdi.server.process.limits import WorkLimits
@@ -74,8 +75,7 @@ class ReaderApp:
             viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
                                                      name, alias), optional(request, "later"), name)
             viewed = await self._with_citation(viewed, name)
-            origin = f"{request.url.scheme}://{request.headers.get('host', '')}"
-            return HTMLResponse(viewed, headers={"content-security-policy": view_policy(origin)})
+            return HTMLResponse(viewed, headers={"content-security-policy": view_policy(origin_of(request))})
         except PDIError as exc:
             error = exc
         if isinstance(error, NotFoundError) and self.elsewhere is not None and name:
@@ -110,7 +110,7 @@ class ReaderApp:
         """The page of an error met on a page about ``name`` (:mod:`pdi.server.pages.problem_pages`)."""
         from pdi.server.pages.problem_pages import problem_page
 
-        base = str(request.base_url).rstrip("/")
+        base = base_of(request)
         return await anyio.to_thread.run_sync(lambda: problem_page(self.archive, error, name, base))
 
     async def thread(self, request: Request) -> Response:

@@ -147,6 +147,7 @@ FOCUS_SCRIPT = """
 #: and shows each name only once resolving it gave back exactly what was selected.
 SELECT_SCRIPT = """
 (function () {
+  const site = document.documentElement.dataset.site || "";  // the resolver's path (pdi.server.http.site)
   const frame = document.querySelector("iframe.replay");
   const base = frame.dataset.pdi;
   const charName = document.getElementById("char-name"), eltName = document.getElementById("elt-name");
@@ -159,7 +160,7 @@ SELECT_SCRIPT = """
     input.scrollLeft = input.scrollWidth;  // its end in view: the fragment, where names of one page differ
     document.getElementById("copy-" + input.id).disabled = !name;
     const open = document.getElementById("open-" + input.id);
-    if (name) open.href = "/view?pdi=" + encodeURIComponent(name); else open.removeAttribute("href");
+    if (name) open.href = site + "/view?pdi=" + encodeURIComponent(name); else open.removeAttribute("href");
   }
   document.querySelectorAll(".select-tools button.copy").forEach(function (button) {
     button.addEventListener("click", async function () {
@@ -190,7 +191,7 @@ SELECT_SCRIPT = """
   async function element(elt, mine) {  // the element's name, offered once it resolves
     if (elt === null) return;
     const name = base + "#elt=" + elt + "," + elt;
-    const ok = await fetch("/uri-res/N2R?" + query(name)).then((r) => r.ok, () => false);
+    const ok = await fetch(site + "/uri-res/N2R?" + query(name)).then((r) => r.ok, () => false);
     if (mine === asked && ok) show(eltName, name);
   }
   // a browser's text fragment of the words `text`, offered once pdi reads it as the characters `chars` names
@@ -201,7 +202,7 @@ SELECT_SCRIPT = """
     if (all.length > 8) tries.push(enc(all.slice(0, 4).join(" ")) + "," + enc(all.slice(-4).join(" ")));
     for (const terms of chars ? tries : []) {
       const alias = base + "#:~:text=" + terms;
-      const got = await fetch("/api/resolve?pdi=" + encodeURIComponent(alias)).then((r) => r.ok ? r.json() : null);
+      const got = await fetch(site + "/api/resolve?pdi=" + encodeURIComponent(alias)).then((r) => r.ok ? r.json() : null);
       if (mine !== asked) return;
       if (got && got.pdi === chars) { show(textName, alias); return; }
     }
@@ -223,7 +224,7 @@ SELECT_SCRIPT = """
     show(eltName, "");
     show(textName, "");
     textName.placeholder = "(not yet)";
-    const answers = await Promise.all(names.map((n) => fetch("/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
+    const answers = await Promise.all(names.map((n) => fetch(site + "/uri-res/N2R?" + query(n)).then((r) => r.ok ? r.text() : null)));
     if (mine !== asked) return;
     const same = answers[0] !== null && words(textOf(answers[0])) === words(chosen.text);
     show(charName, same ? names[0] : "");

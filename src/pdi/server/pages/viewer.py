@@ -68,6 +68,7 @@ from pdi.archive.store import RepresentationRecord
 from pdi.errors import LimitError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
+from pdi.server.http.site import at
 from pdi.server.pages.cite import (
     MAX_RFC5147,
     RFC5147Facts,
@@ -197,12 +198,12 @@ _ORIGIN = re.compile(r"https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-
 def view_policy(origin: str) -> str:
     """The viewer's pages' Content-Security-Policy, for a page of ``origin`` (``scheme://host[:port]`` as the
     reader's browser asked it). Scripts are its one inline script (by its SHA-256) and pdf.js's modules and
-    worker, from :data:`PDFJS_PATH` of that origin alone: not ``'self'``, under which ``N2R`` serves whatever
+    worker, from :data:`PDFJS_PATH` of that origin alone (under the base URL's path, :func:`~pdi.server.http.site.at`): not ``'self'``, under which ``N2R`` serves whatever
     script a depositor stored, so that markup let into the page could not run one. Everything else it loads (the
     PDF, the pages' boxes, images, sound) comes from the same origin; no plug-in, no base, no other site may frame
     it. Inline styles stay allowed (the page's own, and the boxes a script places). An origin that is not one
     (a ``Host`` field of other characters) gets ``'self'``, as before."""
-    scripts = f"{origin}{PDFJS_PATH}" if _ORIGIN.fullmatch(origin) else "'self'"
+    scripts = f"{origin}{at(PDFJS_PATH)}" if _ORIGIN.fullmatch(origin) else "'self'"
     return (
         "default-src 'self'; "
         f"script-src {scripts} {script_source(SCRIPT)}; "

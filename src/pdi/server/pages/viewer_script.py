@@ -3,6 +3,8 @@
 SCRIPT = r"""
 (function () {
   "use strict";
+  // the path the resolver is served under (pdi.server.http.site: a proxy's /pdi), empty at a host's root
+  const site = document.documentElement.dataset.site || "";
   // --- offering a name: verified by resolving it before it is shown, with a copy button -----------------
   const status = document.getElementById("cite-status");
   const serial = {};  // the latest check of each offer: an older answer arriving late is dropped
@@ -99,7 +101,7 @@ SCRIPT = r"""
       for (const fragment of fragments) {
         const alias = base + "#" + fragment;
         try {
-          const got = await json("/api/resolve?pdi=" + encodeURIComponent(alias));
+          const got = await json(site + "/api/resolve?pdi=" + encodeURIComponent(alias));
           if (got.pdi === primary) return {value: alias, href: view(alias)};
           last = new Error("its words stand first elsewhere (" + got.pdi.split("#")[1] + ")");
         } catch (e) {
@@ -111,11 +113,11 @@ SCRIPT = r"""
   }
   function annotationForm(primary) {
     if (!document.getElementById("annotation")) return;
-    const href = "/api/annotation?pdi=" + encodeURIComponent(primary);
+    const href = site + "/api/annotation?pdi=" + encodeURIComponent(primary);
     offer("annotation", primary, href, async function () {
       const exported = await json(href);
       if (exported.body !== primary) throw new Error("its body is " + exported.body);
-      const response = await fetch("/api/annotation", {method: "POST", headers: {"Content-Type": "application/json"},
+      const response = await fetch(site + "/api/annotation", {method: "POST", headers: {"Content-Type": "application/json"},
                                                         body: JSON.stringify(exported)});
       if (!response.ok) throw await problem(response);
       const back = (await response.json()).results[0];
@@ -159,7 +161,7 @@ SCRIPT = r"""
       }
     });
   });
-  function view(name) { return "/view?pdi=" + encodeURIComponent(name); }
+  function view(name) { return site + "/view?pdi=" + encodeURIComponent(name); }
   // The name the page was opened at (the panel's data-cited: set by the server only when its fragment resolved and
   // the page marks what it names), shown in the PDI's box at once, as a checked selection's name is, until the reader
   // selects something else. Each medium's part below offers its other forms, checked against `primary`: the same
@@ -249,7 +251,7 @@ SCRIPT = r"""
       const wanted = range.toString();
       const name = base + "#char=" + a + "," + b;
       offer("name", name, view(name), async function () {
-        const response = await fetch("/uri-res/N2R?" + n2r(name));
+        const response = await fetch(site + "/uri-res/N2R?" + n2r(name));
         if (!response.ok) throw await problem(response);
         const charset = ((response.headers.get("content-type") || "").match(/charset=([^;\s]+)/i) || [])[1] || "utf-8";
         const got = lf(new TextDecoder(charset).decode(await response.arrayBuffer()));
@@ -263,7 +265,7 @@ SCRIPT = r"""
         const fragment = "char=" + ra + "," + rb + text.dataset.rfcChecks;
         const url = location.origin + text.dataset.rfcUrl + "#" + fragment;
         offer("rfc5147", url, url, async function () {
-          const got = await json("/api/rfc5147?pdi=" + encodeURIComponent(base) + "&fragment=" + encodeURIComponent(fragment));
+          const got = await json(site + "/api/rfc5147?pdi=" + encodeURIComponent(base) + "&fragment=" + encodeURIComponent(fragment));
           if (got.integrity !== "ok" || got.checks.some(function (c) { return c.status !== "ok"; }))
             throw new Error("its integrity checks are " + got.integrity);
           if (lf(got.text) !== wanted) throw new Error("it names " + JSON.stringify(got.text.slice(0, 80)) + ", not the selection");
@@ -415,7 +417,7 @@ SCRIPT = r"""
       show(x1, y1, x2, y2);
       const name = base + "#rect=(" + x1 + "," + y1 + "),(" + x2 + "," + y2 + ")" + (k ? "," + k : "");
       offer("name", name, view(name), async function () {
-        const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
+        const got = (await json(site + "/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
         if (got.x1 !== x1 || got.y1 !== y1 || got.x2 !== x2 || got.y2 !== y2 || got.frame !== k)
           throw new Error("it names " + JSON.stringify(got));
       });
@@ -439,7 +441,7 @@ SCRIPT = r"""
         regionForms(base + "#rect=(" + x1 + "," + y1 + "),(" + x2 + "," + y2 + ")" + (k ? "," + k : ""), x1, y1, x2, y2, k);
       }
     }
-    function frameHref(ms) { return "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + W + "," + H + ")," + ms); }  // as pdi decodes it
+    function frameHref(ms) { return site + "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + W + "," + H + ")," + ms); }  // as pdi decodes it
     function corners(a, b) { return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[0], b[0]), Math.max(a[1], b[1])]; }
     dragged(figure, pixel, function (start, p) { show.apply(null, corners(start, p)); }, function (start, p) {
       corners(start, p).forEach(function (v, i) { inputs[i].value = v; });
@@ -486,7 +488,7 @@ SCRIPT = r"""
       note.hidden = false;
       const figure = document.getElementById("figure"), at = document.getElementById("frame");
       if (markIn && figure && !player.poster) {  // the frame at the time typed (else the first) as pdi decodes it
-        player.poster = "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + figure.dataset.width + "," + figure.dataset.height
+        player.poster = site + "/uri-res/N2R?" + n2r(base + "#rect=(0,0),(" + figure.dataset.width + "," + figure.dataset.height
                                               + ")," + (Math.max(0, Math.floor(Number(at && at.value))) || 0));
       }
     }
@@ -534,7 +536,7 @@ SCRIPT = r"""
       const name = stretch(ma, mb);
       play.disabled = false;
       offer("name", name, view(name), async function () {
-        const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.interval;
+        const got = (await json(site + "/api/resolve?pdi=" + encodeURIComponent(name))).fragment.interval;
         const first = Math.min(got.length, Math.ceil(ma * got.rate / 1000)), end = Math.min(got.length, Math.ceil(mb * got.rate / 1000));
         if (got.start !== first || got.end !== end) throw new Error("it names samples " + got.start + " to " + got.end);
       });
@@ -667,7 +669,7 @@ SCRIPT = r"""
       const wanted = layerText(a, b);
       const name = base + "#char=" + a + "," + b;
       offer("name", name, view(name), async function () {
-        const response = await fetch("/uri-res/N2R?" + n2r(name), {headers: {"Accept": "text/plain"}});
+        const response = await fetch(site + "/uri-res/N2R?" + n2r(name), {headers: {"Accept": "text/plain"}});
         if (!response.ok) throw await problem(response);
         const got = new TextDecoder("utf-8").decode(await response.arrayBuffer());
         if (wanted === null ? Array.from(got).length !== b - a : got !== wanted)
@@ -706,7 +708,7 @@ SCRIPT = r"""
       else { pendingBox = [n, c]; if (pageEls[n - 1]) pageEls[n - 1].scrollIntoView({block: "start"}); }
       const name = base + "#rect=(" + c[0] + "," + c[1] + "),(" + c[2] + "," + c[3] + ")" + (n > 1 ? "," + (n - 1) : "");
       offer("name", name, view(name), async function () {
-        const got = (await json("/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
+        const got = (await json(site + "/api/resolve?pdi=" + encodeURIComponent(name))).fragment.region;
         if (got.x1 !== c[0] || got.y1 !== c[1] || got.x2 !== c[2] || got.y2 !== c[3] || got.frame !== n - 1)
           throw new Error("it names " + JSON.stringify(got));
       });
@@ -769,7 +771,7 @@ SCRIPT = r"""
       async function draw(n) {
         // pdi's reading of the page (its characters' boxes, and /Rotate as PDFium reads it), asked for as pdf.js loads
         // it; not for a PDF with no text (a scan: PDFium would read the whole PDF again for no character)
-        const asked = hasLayer ? json("/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n).then(
+        const asked = hasLayer ? json(site + "/api/pdf/page?pdi=" + encodeURIComponent(base) + "&page=" + n).then(
           function (data) { return {data: data}; }, function (error) { return {error: error}; }) : null;
         const page = await doc.getPage(n), el = pageEls[n - 1];
         const got = asked ? await asked : null;

@@ -50,6 +50,7 @@ from pdi.server.http.conditional import (
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import PRIVATE
+from pdi.server.http.site import at
 from pdi.server.process.cache import (
     N2L_PATH,
     NOSNIFF,
@@ -567,7 +568,8 @@ class ReadAPI(ArchiveHandlers):
 
         ``next`` is the URL of the following page (``after`` its last name,
         a keyset cursor: any page costs the same), also sent as
-        ``Link: <…>; rel="next"`` (RFC 8288); ``null`` on the last page.
+        ``Link: <…>; rel="next"`` (RFC 8288); ``null`` on the last page. Both under the base URL's path
+        (:mod:`pdi.server.http.site`).
         """
         limit = integer(request, "limit", 100, least=1, most=MAX_LIST)
         names = self.archive.ls(
@@ -581,8 +583,9 @@ class ReadAPI(ArchiveHandlers):
         if limit and len(names) > limit:
             url = request.url.remove_query_params("offset").include_query_params(after=str(names[limit - 1]))
             following = f"{url.path}?{url.query}"
-        headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}
-        return JSONResponse({"names": [str(n) for n in names[:limit]], "next": following}, headers=headers)
+        headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}  # moved by SitePath
+        return JSONResponse({"names": [str(n) for n in names[:limit]], "next": following and at(following)},
+                            headers=headers)
 
     def meta(self, request: Request) -> Response:
         name = required(request, "pdi")

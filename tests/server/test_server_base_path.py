@@ -1,0 +1,251 @@
+"""The resolver under a path (``--base-url http://testserver/pdi/``, a proxy stripping ``/pdi``), through TestClient.
+
+Every page's every URL attribute (read by the standard library's ``html.parser``, as a browser reads attributes)
+that names a path names one under ``/pdi/``; the pages' scripts are told the path (``<html data-site>``); a
+redirect's ``Location`` and a ``Link``'s targets of the app's own paths are under it too; absolute URLs made from
+the base URL were already. With no base URL, or one at a host's root, the pages are as they were.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import urllib.parse
+import wave
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from starlette.testclient import TestClient
+from starlette.types import Receive, Scope, Send
+
+from pdi.archive import Archive, Content
+from pdi.server import create_app
+from pdi.server.http.site import SitePath, site, site_path
+from pdi.server.pages.replay_frame import ReplaySite
+
+S = "library.example.us"
+BASE = "http://testserver/pdi/"
+DATA = Path(__file__).resolve().parents[1] / "data"
+PAGE_URL = "https://www.example.org/news"
+#: Attributes that hold text a reader wrote or reads, never a URL: left as they are whatever they begin with.
+TEXT_ATTRIBUTES = frozenset({"value", "title", "alt", "aria-label", "placeholder", "data-pdi", "data-label", "content"})
+
+
+class _Attributes(HTMLParser):
+    """Every (tag, attribute, value) of a document, values unescaped; and every inline script's text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, str, str]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.extend((tag, k, v) for k, v in attrs if v is not None)
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def _attributes(document: str) -> _Attributes:
+    parser = _Attributes()
+    parser.feed(document)
+    parser.close()
+    return parser
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    root = tmp_path_factory.mktemp("base-path")
+    image = Image.new("RGB", (40, 30), (200, 40, 40))
+    png = io.BytesIO()
+    image.save(png, format="PNG")
+    sound = io.BytesIO()
+    with wave.open(sound, "wb") as w:
+        w.setparams((1, 1, 100, 0, "NONE", "not compressed"))
+        w.writeframes(bytes(range(250)))
+    with Archive.init(root / "archive") as archive:
+        archive.add_series(S)
+        found = {
+            "text": str(archive.add(S, b"The minutes of the meeting.\nA second line.\n", format="text")),
+            "png": str(archive.add(S, png.getvalue(), format="png")),
+            "wav": str(archive.add(S, sound.getvalue(), format="wav")),
+            "pdf": str(archive.add(S, (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf")),
+            "mail": str(archive.add(S, (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822")),
+            "page": str(archive.deposit(S, [Content(b"<h1>News</h1><p>the minutes</p>", "html")],
+                                        foreign_id=PAGE_URL)[0]),
+        }
+        withdrawn = str(archive.add(S, b"a draft\n", format="text"))
+        archive.withdraw(withdrawn.rsplit(".", 2)[0], "deposited by mistake")
+        found["withdrawn"] = withdrawn
+    yield root / "archive", found
+
+
+def _client(location: Path, base_url: str | None) -> TestClient:
+    app = create_app(str(location), base_url=base_url, replay=ReplaySite(origin="http://replay.example"))
+    return TestClient(app, base_url="http://testserver", follow_redirects=False)
+
+
+def _q(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+def _pages(names: dict[str, str]) -> list[str]:
+    """The paths of the pages: home, the catalogue at each depth, each viewer, search, sign-in, the API
+    reference, captures, a thread, a tombstone, an unknown path's page and a name that is none."""
+    pages = ["/", "/series", f"/series/{S}", "/search?q=minutes", "/search", "/signin", "/api",
+             f"/captures?url={_q(PAGE_URL)}", "/no/such/page", "/view?pdi=nonsense",
+             f"/view?pdi={_q(names['withdrawn'])}", f"/view?pdi={_q(names['text'].rsplit('.', 2)[0])}"]
+    pages += [f"/view?pdi={_q(v)}" for k, v in names.items() if k != "withdrawn"]
+    pages += [f"/view?pdi={_q(names['page'])}&select=1", f"/view?pdi={_q(names['page'])}&view=source",
+              f"/view?pdi={_q(names['text'])}%23line=1"]
+    return pages
+
+
+def _paths_named(document: str) -> list[tuple[str, str, str]]:
+    """The (tag, attribute, value) of ``document`` whose value is a path of this host (one ``/``, not two)."""
+    return [(t, k, v) for t, k, v in _attributes(document).found
+            if k not in TEXT_ATTRIBUTES and k != "data-site" and v.startswith("/") and not v.startswith("//")]
+
+
+def test_every_pages_urls_are_under_the_base_urls_path(names: tuple[Path, dict[str, str]]) -> None:
+    location, named = names
+    outside = []
+    with _client(location, BASE) as client:
+        for path in _pages(named):
+            answer = client.get(path, headers={"Accept": "text/html"})
+            assert answer.headers["content-type"].startswith("text/html"), (path, answer.status_code)
+            paths = _paths_named(answer.text)
+            assert paths, path  # every page links the favicon, the series, the API reference at least
+            outside += [(path, *p) for p in paths if not p[2].startswith("/pdi/")]
+            assert '<html data-site="/pdi" lang="en">' in answer.text, path
+    assert not outside, outside
+
+
+def test_the_catalogue_reached_at_several_depths_links_the_same_absolute_paths(
+    names: tuple[Path, dict[str, str]],
+) -> None:
+    location, _ = names
+    with _client(location, BASE) as client:
+        listed = client.get(f"/series/{S}").text
+        deeper = [v for _, k, v in _attributes(listed).found if k == "href" and v.startswith(f"/pdi/series/{S}/")]
+        assert deeper, "the series page links its years"
+        inner = client.get(deeper[0].removeprefix("/pdi"))
+        assert inner.status_code == 200
+        links = {v for _, k, v in _attributes(inner.text).found if k == "href"}
+        assert {"/pdi/", "/pdi/series", "/pdi/api"} <= links, links
+
+
+def test_the_viewers_script_is_told_the_path_and_fetches_under_it(names: tuple[Path, dict[str, str]]) -> None:
+    location, named = names
+    with _client(location, BASE) as client:
+        shown = _attributes(client.get(f"/view?pdi={_q(named['text'])}").text)
+    script = "".join(shown.scripts)
+    assert 'const site = document.documentElement.dataset.site || "";' in script
+    # no fetch or link the script makes names a path of the host's root
+    assert not re.search(r'(?<!site \+ )"/(api|uri-res|view)\b', script), re.findall(r'.{30}"/(?:api|uri-res|view)', script)
+
+
+def test_the_pdf_viewers_policy_lets_pdfjs_load_from_under_the_path(names: tuple[Path, dict[str, str]]) -> None:
+    location, named = names
+    with _client(location, BASE) as client:  # the Host a proxy hands on is its way to pdi, not the reader's
+        answer = client.get(f"/view?pdi={_q(named['pdf'])}", headers={"Host": "127.0.0.1:8000"})
+    module = next(v for t, k, v in _attributes(answer.text).found if k == "data-pdfjs")
+    assert module.startswith("/pdi/static/pdfjs/"), module
+    policy = answer.headers["content-security-policy"]
+    assert "script-src http://testserver/pdi/static/pdfjs/ " in policy, policy
+    with _client(location, BASE) as client:  # what the proxy passes on: the path without /pdi
+        assert client.get(module.removeprefix("/pdi")).status_code == 200
+    with _client(location, None) as client:  # without a base URL: the request's own origin, as before
+        policy = client.get(f"/view?pdi={_q(named['pdf'])}", headers={"Host": "127.0.0.1:8000"}).headers
+    assert "script-src http://127.0.0.1:8000/static/pdfjs/ " in policy["content-security-policy"]
+
+
+def test_a_tombstones_citation_names_the_base_url(names: tuple[Path, dict[str, str]]) -> None:
+    location, named = names
+    with _client(location, BASE) as client:
+        gone = client.get(f"/view?pdi={_q(named['withdrawn'])}", headers={"Host": "127.0.0.1:8000"})
+    assert gone.status_code == 410, gone.status_code
+    cited = re.search(r'<blockquote class="citation">.*?<span>(.*?)</span></blockquote>', gone.text)
+    assert cited is not None, gone.text[:600]
+    assert cited.group(1).replace("<wbr>", "") == f"http://testserver/pdi/view?pdi={_q(named['withdrawn'])}"
+    assert "127.0.0.1:8000" not in gone.text
+
+
+def test_redirects_and_links_of_the_apps_own_paths_are_under_the_path(names: tuple[Path, dict[str, str]]) -> None:
+    location, named = names
+    with _client(location, BASE) as client:
+        n2l = client.get(f"/uri-res/N2L?{named['text']}")
+        assert n2l.status_code == 302 and n2l.headers["location"].startswith("/pdi/uri-res/N2R?"), n2l.headers
+        again = client.get(f"/uri-res/N2L?{named['text']}")  # the second, answered from the cache
+        assert again.headers["location"] == n2l.headers["location"]
+        signed_out = client.post("/signout", data={"next": "/series"}, headers={"Origin": "http://testserver"})
+        assert signed_out.headers["location"] == "/pdi/series", signed_out.headers
+        listed = client.get(f"/api/ls?series={S}&limit=2")  # its next page, in its Link and its body
+        assert listed.headers["link"].startswith(f"</pdi/api/ls?series={S}&limit=2&after="), listed.headers
+        assert listed.json()["next"] == listed.headers["link"][1:].split(">")[0]
+        # N2R's Memento links (RFC 7089 §2.2) are made from the base URL, its path kept
+        part = client.get(f"/uri-res/N2R?{named['text']}%23line=1")
+        targets = re.findall(r"<([^>]*)>", part.headers["link"])
+        assert [t for t in targets if not t.startswith("urn:")] == [
+            t for t in targets if t.startswith(("http://testserver/pdi/uri-res/", "http://testserver/pdi/time"))]
+        # Memento and OAI-PMH name absolute URLs made from the base URL
+        timegate = client.get(f"/timegate/{PAGE_URL}")
+        assert timegate.headers["location"].startswith("http://testserver/pdi/"), timegate.headers
+        assert all(t.startswith("http://testserver/pdi/") for t in re.findall(r"<([^>]*)>", timegate.headers["link"])
+                   if not t.startswith(PAGE_URL)), timegate.headers["link"]
+        oai = client.get("/oai?verb=Identify")
+        assert "<baseURL>http://testserver/pdi/oai</baseURL>" in oai.text, oai.text[:600]
+
+
+def test_the_middleware_moves_root_relative_fields_alone() -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        assert scope["type"] == "http" and site.get() == "/pdi"
+        await send({"type": "http.response.start", "status": 302, "headers": [
+            (b"location", b"/uri-res/N2R?urn:pdi://a.example.us/2026/01/01/1"),
+            (b"content-location", b"//elsewhere.example/x"),  # a network-path reference: another host's
+            (b"link", b'</api/ls?after=x>; rel="next", <https://a.example/pdi/timegate/x>; rel="timegate",'
+                      b' <//b.example/y>; rel="other"'),
+            (b"x-other", b"/as/it/was")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    answer = TestClient(SitePath(app, "/pdi"), follow_redirects=False).get("/anything")
+    assert answer.headers["location"] == "/pdi/uri-res/N2R?urn:pdi://a.example.us/2026/01/01/1"
+    assert answer.headers["content-location"] == "//elsewhere.example/x"
+    assert answer.headers["link"] == ('</pdi/api/ls?after=x>; rel="next", <https://a.example/pdi/timegate/x>;'
+                                      ' rel="timegate", <//b.example/y>; rel="other"')
+    assert answer.headers["x-other"] == "/as/it/was"
+    assert site.get() == ""
+
+
+@pytest.mark.parametrize("base_url", [None, "http://testserver/", "http://testserver"])
+def test_at_a_hosts_root_the_pages_link_its_root_as_before(
+    names: tuple[Path, dict[str, str]], base_url: str | None,
+) -> None:
+    location, named = names
+    with _client(location, base_url) as client:
+        for path in ["/", "/series", f"/view?pdi={_q(named['text'])}", f"/view?pdi={_q(named['pdf'])}"]:
+            answer = client.get(path)
+            assert "data-site" not in answer.text
+            hrefs = {v for _, k, v in _attributes(answer.text).found if k == "href"}
+            assert {"/", "/series", "/favicon.svg", "/api"} <= hrefs, (path, hrefs)
+        n2l = client.get(f"/uri-res/N2L?{named['text']}")
+        assert n2l.headers["location"].startswith("/uri-res/N2R?")
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20))
+def test_a_base_urls_path_is_one_a_page_can_hold_in_an_attribute(segment: str) -> None:
+    path = site_path("https://library.example/" + urllib.parse.quote(segment, safe="\"<> '&") + "/")
+    assert not set(path) & set("\"<> \\\x00`"), path
+    assert not path.endswith("/")
+    assert urllib.parse.unquote(path) == ("/" + segment if segment else "")
