@@ -228,6 +228,26 @@ def test_the_middleware_moves_root_relative_fields_alone() -> None:
     assert site.get() == ""
 
 
+@pytest.mark.parametrize(("base_url", "path"), [(BASE, "/pdi/"), (None, "/"), ("http://testserver/", "/")])
+def test_the_sign_in_cookie_is_the_resolvers_path_alone(
+    names: tuple[Path, dict[str, str]], base_url: str | None, path: str,
+) -> None:
+    location, _ = names
+    with Archive.open(str(location)) as archive:
+        _, token = archive.add_token(f"reader-{len(path)}-{base_url is None}", role="read")
+    with _client(location, base_url) as client:
+        sent = {"Origin": "http://testserver"}
+        signed_in = client.post("/signin", data={"token": token, "next": "/series"}, headers=sent)
+        assert signed_in.status_code == 303, signed_in.text[:300]
+        assert signed_in.headers["location"] == path + "series"
+        cookie = signed_in.headers["set-cookie"]
+        signed_out = client.post("/signout", data={"next": "/"}, headers=sent)
+        cleared = signed_out.headers["set-cookie"]
+    # RFC 6265 §5.2.4: the Path attribute as sent; a browser sends the cookie to paths under it alone (§5.1.4)
+    assert [p.strip() for p in cookie.split(";")][1] == f"Path={path}", cookie
+    assert [p.strip() for p in cleared.split(";")][:3] == ["pdi-token=", f"Path={path}", "Max-Age=0"], cleared
+
+
 @pytest.mark.parametrize("base_url", [None, "http://testserver/", "http://testserver"])
 def test_at_a_hosts_root_the_pages_link_its_root_as_before(
     names: tuple[Path, dict[str, str]], base_url: str | None,

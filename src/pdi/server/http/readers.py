@@ -53,6 +53,7 @@ from pdi.archive import Archive
 from pdi.archive.access import Reader, current_reader
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem
+from pdi.server.http.site import at
 
 #: The cookie that holds a signed-in person's token (``HttpOnly``: no script, archived or not, reads it).
 COOKIE = "pdi-token"
@@ -133,9 +134,16 @@ def may_hold_cookie(field: bytes) -> bool:
 _COOKIE_NAME = COOKIE.encode()
 
 
+def cookie_path() -> str:
+    """The ``Path`` of the :data:`COOKIE` cookie: the resolver's own, ``/`` at a host's root, ``/pdi/`` under the path
+    of its base URL (:func:`pdi.server.http.site.at`), so that a browser sends the token to no other service of the
+    host (RFC 6265 §5.1.4)."""
+    return at("/")
+
+
 def clear_cookie(secure: bool) -> str:
-    """The ``Set-Cookie`` value that makes a browser forget the :data:`COOKIE` cookie."""
-    return f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
+    """The ``Set-Cookie`` value that makes a browser forget the :data:`COOKIE` cookie (at :func:`cookie_path`)."""
+    return f"{COOKIE}=; Path={cookie_path()}; Max-Age=0; HttpOnly; SameSite=Strict" + ("; Secure" if secure else "")
 
 
 class Readers(HTTPMiddleware):

@@ -9,8 +9,8 @@ the resolver's own origin:
 * ``POST /signin`` (``application/x-www-form-urlencoded``: ``token=…`` and
   ``next=…``) — the token is checked (:meth:`pdi.archive.Archive.authenticate`);
   a live one sets the :data:`~pdi.server.http.readers.COOKIE` cookie,
-  ``HttpOnly; SameSite=Strict; Path=/`` (and ``Secure`` when the resolver is
-  reached over ``https``, as its base URL or the request's scheme says), a
+  ``HttpOnly; SameSite=Strict; Path=/`` (under a base URL's path, that path: ``Path=/pdi/``; and ``Secure``
+  when the resolver is reached over ``https``, as its base URL or the request's scheme says), a
   session cookie, and answers ``303`` to ``next`` (default ``/``). One that
   is not live shows the form again with the error, ``401``.
 * ``POST /signout`` — clears the cookie, ``303`` to ``next``.
@@ -56,7 +56,7 @@ from pdi.archive.access import current_reader
 from pdi.archive.tokens import PREFIX
 from pdi.errors import ParseError
 from pdi.server.http.params import optional
-from pdi.server.http.readers import COOKIE, by_cookie, clear_cookie
+from pdi.server.http.readers import COOKIE, by_cookie, clear_cookie, cookie_path
 from pdi.server.pages.layout import esc, page
 
 #: The largest sign-in form accepted (octets): a token is 47 characters, a path at most MAX_NEXT.
@@ -187,7 +187,7 @@ class SignIn:
                            status=401)
             answer.headers["WWW-Authenticate"] = 'Bearer realm="pdi", error="invalid_token"'
             return answer
-        cookie = f"{COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if secure(request, self.base_url) else "")
+        cookie = f"{COOKIE}={secret}; Path={cookie_path()}; HttpOnly; SameSite=Strict" + ("; Secure" if secure(request, self.base_url) else "")
         return Response(status_code=303, headers={"Location": back, "Set-Cookie": cookie, "Cache-Control": "no-store"})
 
     async def sign_out(self, request: Request) -> Response:
