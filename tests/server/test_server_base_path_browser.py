@@ -8,7 +8,8 @@ reference, an error page, the replay banner of an archived page), and every requ
 icon, pdf.js's modules, worker and wasm, the scripts' fetches of ``/api`` and ``N2R``) is on the host at a path
 under ``/pdi/`` and answered 2xx or 3xx, or at the replay origin; every link and form of the page points under
 ``/pdi/``, and each link followed through nginx answers 2xx or 3xx with any ``Location`` under ``/pdi/`` too. Each
-page is shot into tests/artifacts/screenshots/ (``base-path-*.png``).
+page is shot into tests/artifacts/screenshots/ (``base-path-*.png``). N2L's ``Location`` is under ``/pdi/`` when it
+is answered from the cache too.
 """
 
 from __future__ import annotations
@@ -220,3 +221,22 @@ def test_the_icon_the_pages_name_is_found_under_the_path(proxied: Proxied) -> No
     assert found == [f"{proxied.origin}/pdi/favicon.svg", 200, "image/svg+xml"], found
     # and through the proxy alone, not at the host's root (where nginx answers 404)
     assert httpx.get(f"{proxied.origin}/favicon.svg").status_code == 404
+
+
+def test_n2l_through_the_proxy_redirects_under_the_path_each_time(proxied: Proxied) -> None:
+    """N2L's ``302`` (RFC 2169 §4) of a name asked again, which ``pdi serve`` answers from its cache: its
+    ``Location`` under ``/pdi/`` the second and third time too, and followed, the name's octets. nginx asks pdi in
+    HTTP/1.0 here; asked in HTTP/1.1 on one connection, as a proxy keeping connections open asks, the connection's
+    own answers from the cache (which pass no middleware) are not given under a path, so the same holds."""
+    name = proxied.names["text"]
+    with httpx.Client(base_url=proxied.origin, timeout=60, follow_redirects=False) as client:
+        located = [client.get(f"/pdi/uri-res/N2L?{name}") for _ in range(3)]
+        assert [a.status_code for a in located] == [302] * 3
+        assert {a.headers["location"] for a in located} == {f"/pdi/uri-res/N2R?{name}"}, located[0].headers
+        octets = client.get(located[-1].headers["location"])
+    assert octets.status_code == 200 and octets.content == b"The minutes of the meeting.\nA second line of them.\n"
+    # asked as a proxy that keeps its connections to pdi open asks (HTTP/1.1, one connection): the same
+    with httpx.Client(base_url=f"http://127.0.0.1:{proxied.pdi_port}", timeout=60, follow_redirects=False) as client:
+        again = [client.get(f"/uri-res/N2L?{name}") for _ in range(3)]
+        again += [client.get(f"/uri-res/N2L?{name.rsplit('.', 2)[0]}") for _ in range(2)]
+    assert {a.headers.get("location") for a in again} == {f"/pdi/uri-res/N2R?{name}"}
