@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from openapi_spec_validator import validate
 from PIL import Image
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
@@ -206,6 +207,22 @@ def test_redirects_and_links_of_the_apps_own_paths_are_under_the_path(names: tup
                    if not t.startswith(PAGE_URL)), timegate.headers["link"]
         oai = client.get("/oai?verb=Identify")
         assert "<baseURL>http://testserver/pdi/oai</baseURL>" in oai.text, oai.text[:600]
+
+
+@pytest.mark.parametrize(("base_url", "servers"), [(BASE, [{"url": "/pdi"}]), (None, None)])
+def test_the_openapi_documents_server_is_the_path(
+    names: tuple[Path, dict[str, str]], base_url: str | None, servers: list[dict[str, str]] | None,
+) -> None:
+    location, _ = names
+    with _client(location, base_url) as client:
+        document = client.get("/openapi.json").json()
+    validate(document)  # a valid OpenAPI 3.1 document, servers and all (openapi-spec-validator)
+    # OpenAPI 3.1 §4.8.1: no servers is the server "/", relative to where the document is: the host's root
+    assert document.get("servers") == servers
+    if servers:  # the same URL a client resolves a path against (§4.8.5): under /pdi/
+        server = urllib.parse.urljoin("http://testserver/pdi/openapi.json", servers[0]["url"])
+        assert server + "/api/ls" == "http://testserver/pdi/api/ls"
+        assert "/api/ls" in document["paths"]
 
 
 def test_the_middleware_moves_root_relative_fields_alone() -> None:

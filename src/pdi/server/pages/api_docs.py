@@ -35,6 +35,7 @@ from starlette.routing import BaseRoute, Route
 
 from pdi import __version__
 from pdi.server.http.cors import ALLOWED_HEADERS, EXPOSED, MAX_AGE, CrossOrigin
+from pdi.server.http.site import site
 from pdi.server.pages.api_operations import (
     BUSY,
     ERROR_HEADERS,
@@ -363,7 +364,12 @@ class APIDocs:
         return self._document
 
     async def json(self, request: Request) -> Response:
-        """The OpenAPI 3.1 description of the machine routes."""
+        """The OpenAPI 3.1 description of the machine routes; under the path of a base URL (``/pdi``), with that
+        path as its one server: without ``servers`` the server is ``/`` (OpenAPI 3.1 §4.8.1), the host's root,
+        where a client made from it would miss the resolver."""
+        prefix = site.get()
+        if prefix:
+            return JSONResponse({**self.document(), "servers": [{"url": prefix}]})
         return JSONResponse(self.document())
 
     async def page(self, request: Request) -> Response:
