@@ -108,7 +108,7 @@ def _pages(names: dict[str, str]) -> list[str]:
              f"/captures?url={_q(PAGE_URL)}", "/no/such/page", "/view?pdi=nonsense",
              f"/view?pdi={_q(names['withdrawn'])}", f"/view?pdi={_q(names['text'].rsplit('.', 2)[0])}"]
     pages += [f"/view?pdi={_q(v)}" for k, v in names.items() if k != "withdrawn"]
-    pages += [f"/view?pdi={_q(names['page'])}&select=1", f"/view?pdi={_q(names['page'])}&view=source",
+    pages += [f"/thread?pdi={_q(names['mail'])}", f"/view?pdi={_q(names['page'])}&select=1", f"/view?pdi={_q(names['page'])}&view=source",
               f"/view?pdi={_q(names['text'])}%23line=1"]
     return pages
 
