@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 from pdi.archive import Archive, Content
 from pdi.server import create_app
 from pdi.server.http.site import SitePath, site, site_path
+from pdi.server.pages.layout import esc, page
 from pdi.server.pages.replay_frame import ReplaySite
 
 S = "library.example.us"
@@ -286,3 +287,36 @@ def test_a_base_urls_path_is_one_a_page_can_hold_in_an_attribute(segment: str) -
     assert not set(path) & set("\"<> \\\x00`"), path
     assert not path.endswith("/")
     assert urllib.parse.unquote(path) == ("/" + segment if segment else "")
+
+
+def _text_and_attributes(document: str) -> tuple[str, list[tuple[str, str, str]]]:
+    parser = _Attributes()
+    texts: list[str] = []
+    parser.handle_data = texts.append  # type: ignore[method-assign]
+    parser.feed(document)
+    parser.close()
+    return "".join(texts), parser.found
+
+
+@given(words=st.text(max_size=40), target=st.text(max_size=20), typed=st.text(max_size=20))
+def test_a_pages_text_and_text_attributes_are_kept_under_a_path(words: str, target: str, typed: str) -> None:
+    """What a depositor or a reader wrote (escaped, as every page escapes it: its text, a box's value, a link's
+    title) is the same on a page under a path; each root-relative URL attribute is moved under it once."""
+    body = (f'<p title="{esc(typed)}">{esc(words)}</p><input value="{esc("/" + typed)}">'
+            f'<a href="/view?pdi={urllib.parse.quote(target, safe="")}">x</a>')
+    plain = page("T", body)
+    token = site.set("/pdi")
+    try:
+        moved = page("T", body)
+    finally:
+        site.reset(token)
+    text, found = _text_and_attributes(plain)
+    moved_text, moved_found = _text_and_attributes(moved)
+    assert moved_text == text
+    kept = [(t, k, v) for t, k, v in found if k in TEXT_ATTRIBUTES]
+    assert [(t, k, v) for t, k, v in moved_found if k in TEXT_ATTRIBUTES] == kept
+    assert ("input", "value", "/" + typed) in kept
+    urls = [(t, k, v) for t, k, v in found if k in ("href", "action") and v.startswith("/")]
+    assert [(t, k, v) for t, k, v in moved_found if k in ("href", "action") and v.startswith("/")] == [
+        (t, k, "/pdi" + v) for t, k, v in urls]
+    assert ("a", "href", f"/pdi/view?pdi={urllib.parse.quote(target, safe='')}") in moved_found
