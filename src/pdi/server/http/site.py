@@ -1,8 +1,8 @@
 """Where the resolver's own paths are as a browser reaches them: under the path of ``pdi serve --base-url``.
 
 An institution may serve the resolver at a path of a host rather than at its root: ``https://library.example/pdi/``
-proxied to ``http://127.0.0.1:8080/``, the proxy stripping ``/pdi`` (nginx's ``location /pdi/ { proxy_pass
-http://127.0.0.1:8080/; }``). The routes still see ``/series``, ``/view``, ``/uri-res/N2R``; a browser must be sent
+proxied to ``http://127.0.0.1:8000/``, the proxy stripping ``/pdi`` (nginx's ``location /pdi/ { proxy_pass
+http://127.0.0.1:8000/; }``, docs/how-to/deploy.md). The routes still see ``/series``, ``/view``, ``/uri-res/N2R``; a browser must be sent
 to ``/pdi/series`` … . :func:`site_path` is that path, read from the base URL; :data:`site` holds it while a request
 is answered (:class:`SitePath`), and :func:`at` puts it in front of one of the resolver's own paths.
 
@@ -12,8 +12,12 @@ at any path at all), and a relative link would have to be worked out again for e
 the base means the same from every one. It is put in where a page is assembled
 (:func:`pdi.server.pages.layout.page`, :func:`in_pages`) rather than at each link, so that a page's code writes the
 paths its routes have and none of them can be missed; a page's script reads it from its ``<html data-site>``. The
-``Location`` and ``Link`` fields of every answer of the app that name a path of it are moved under it too
-(:class:`SitePath`). Without a base URL, or one at a host's root, the path is empty and nothing changes.
+``Location``, ``Content-Location`` and ``Link`` fields of every answer of the app that name a path of it are moved
+under it too (:class:`SitePath`), and so the connection does not answer from the cache itself under a path
+(:func:`pdi.server.process.run._uvicorn`: those answers pass no middleware). The origin and base URL a page names (the
+viewer's policy, a tombstone's citation) are the base URL's there (:func:`origin_of`, :func:`base_of`): the request's
+``Host`` is the proxy's way to pdi. The sign-in cookie's ``Path`` and ``/openapi.json``'s server are the path too.
+Without a base URL, or one at a host's root, the path is empty and nothing changes.
 """
 
 from __future__ import annotations
