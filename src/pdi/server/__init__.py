@@ -315,8 +315,9 @@ def create_app(
     # of an RFC 2169 path (a citation's N2R followed); the rest RFC 9457 problems
     handlers = {kind: pages_for_citations(handler) for kind, handler in {**HANDLERS, HTTPException: page_or_problem}.items()}
     app = Starlette(routes=routes, exception_handlers=handlers, middleware=[
-        # the pages' links, redirects' Location and Link under the path of base_url (pdi.server.http.site)
-        Middleware(SitePath, base_url=base_url),
+        # the pages' links, redirects' Location and Link under the path of base_url (pdi.server.http.site); at a
+        # host's root, no layer at all
+        *([Middleware(SitePath, base_url=base_url)] if site_path(base_url) else []),
         # a probe's answer says which resolver this is (every answer to one: a problem's too)
         Middleware(ResolverToken, token=token),
         # a large answer in memory goes a piece at a time as the client takes it, within the worker's budget
