@@ -230,6 +230,31 @@ def test_a_file_whose_format_cannot_be_told_is_refused_before_any_is_deposited(a
     assert [n.rsplit("/", 1)[1] for n in added.stdout.splitlines()] == ["1.text.1", "2.text.1"]
 
 
+def test_a_missing_file_is_said_missing_not_of_a_format_its_name_cannot_tell(archive: str, tmp_path: Path) -> None:
+    """A typo in a name without a suffix (``pdi add READMe``): the file is missing, which is what is said (exit 4, as
+    of a missing ``notes.txt``), where it said its format could not be told from its name (exit 2), as if giving
+    --format would help; by pdi add and by pdi version, one file or several, nothing deposited."""
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"good\n")
+    missing = tmp_path / "READMe"
+    assert not missing.exists()
+    refused = run(archive, "add", "-s", S, str(missing), code=4)
+    assert refused.stderr == f"pdi: not found: cannot read {missing}: no such file\n"
+    refused = run(archive, "add", "-s", S, str(good), str(missing), code=4)
+    assert refused.stderr == (f"pdi: not found: 1 of the 2 files cannot be read, so none was deposited: {missing}:"
+                              " no such file\n")
+    assert _stored(archive) == []
+    name = run(archive, "add", "-s", S, str(good)).stdout.strip()
+    document = name.rsplit(".", 2)[0]
+    refused = run(archive, "version", document, str(missing), code=4)
+    assert refused.stderr == f"pdi: not found: cannot read {missing}: no such file\n"
+    assert run(archive, "ls", S).stdout.split() == [name]
+    # a file that is there, of a name that tells no format, is still asked its --format
+    missing.write_bytes(b"odd\n")
+    refused = run(archive, "version", document, str(missing), code=2)
+    assert f"Error: cannot tell the format of {missing} from its name: give --format" in refused.stderr
+
+
 def test_standard_input_is_read_once_among_several(archive: str, tmp_path: Path) -> None:
     good = tmp_path / "good.txt"
     good.write_bytes(b"good\n")

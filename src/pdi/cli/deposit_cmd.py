@@ -415,9 +415,10 @@ def add_cmd(
         raise click.UsageError("standard input ('-') can be read once only")
     if format_ is not None:
         format_ = _token_of(format_)
-    # every file's format, and a directory said, before the first is deposited
+    # every file that cannot be read named (a missing README said missing, not of a format its name cannot tell),
+    # then every file's format, and a directory said, before the first is deposited
+    _check_readable(files)
     tokens = [_guess_format(file) if format_ is None else _not_a_directory(file, format_) for file in files]
-    _check_readable(files)  # and every file that cannot be read named
     if not allow_empty:
         _check_not_empty(files)  # and every file that is empty
     with contextlib.ExitStack() as stack:
@@ -802,9 +803,10 @@ def version_cmd(
     """
     if formats_ and len(formats_) != len(files):
         raise click.UsageError("give one --format per FILE, or none")
-    tokens = [_token_of(given) for given in formats_] or [_guess_format(f) for f in files]
     if files.count("-") > 1:
         raise click.UsageError("standard input ('-') can be read once only")
+    _check_readable(files)  # a missing file said missing before its name is asked its format
+    tokens = [_token_of(given) for given in formats_] or [_guess_format(f) for f in files]
     with contextlib.ExitStack() as stack:
         streams = [_open_file(f, stack) for f in files]
         for stream, file in zip(streams, files, strict=True):
