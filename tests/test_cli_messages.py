@@ -10,10 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pdi.cli import cli
 from pdi.cli.commands import EXIT_INTERRUPTED
@@ -284,6 +287,64 @@ def test_a_name_whose_hash_is_written_as_in_a_resolvers_address_is_refused_with_
         assert got.stdout_bytes == b"one\r\n"  # the name meant: line 0 of the CRLF-canonical text (PDI-GRAMMAR §3)
     nothing = CliRunner().invoke(cli, ["get", names[0] + "%23line", "--archive", archive])  # #line is no fragment
     assert nothing.exit_code == 1 and "did you mean" not in nothing.stderr
+
+
+def test_a_resolvers_address_given_for_a_name_is_refused_with_the_name_it_holds(archive: str, tmp_path: Path) -> None:
+    """A link of the guides (``http://127.0.0.1:8000/view?pdi=NAME%23char=…``, or the name's RFC 2169 address)
+    given whole to ``pdi get``, ``pdi meta``, ``pdi version``: still refused (exit 1, nothing done), and the error
+    names the PDI the address holds, to give instead, where it said only "expected 'urn:pdi:' or 'pdi:'". An address
+    that holds no name is said as before."""
+    (tmp_path / "two.txt").write_bytes(b"one\ntwo\n")
+    added = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "two.txt"), "--id", "q3.report",
+                                     "--archive", archive])
+    assert added.exit_code == 0, added.output
+    name = added.stdout.strip()
+    assert name.endswith("/q3%2Ereport.text.1")  # an escape of its own, which the link writes %252E
+    cited = name + "#line=0,1"
+    links = {
+        # as the viewer's address bar shows it, the name percent-encoded as a query's value (WHATWG URL)
+        f"http://127.0.0.1:8000/view?pdi={urllib.parse.quote(cited, safe='')}": "",
+        # as the guides write it by hand: only the "#" as %23
+        f"http://127.0.0.1:8000/view?pdi={cited.replace('%', '%25').replace('#', '%23')}": "",
+        # RFC 2169: the name is the query, its "#" %23; a "#" after it is the browser's
+        f"HTTPS://resolver.example/uri-res/N2R?{cited.replace('#', '%23')}#char=0,3": "char=0,3",
+    }
+    for link, browsers in links.items():
+        for argv in (["get", link], ["meta", link], ["version", link, str(tmp_path / "two.txt")]):
+            r = CliRunner().invoke(cli, [*argv, "--archive", archive])
+            assert r.exit_code == 1, (argv, r.output)
+            said = r.stderr
+            assert said.startswith("pdi: syntax error: expected 'urn:pdi:' or 'pdi:'; this is a resolver's address"
+                                   f" of the PDI '{cited}': give the name itself"), said
+            assert (f"(the #{browsers} after the address is the browser's" in said) == bool(browsers), said
+    listed = CliRunner().invoke(cli, ["ls", S, "--archive", archive])
+    assert listed.stdout.split() == [name]  # no version deposited
+    for other in ("http://127.0.0.1:8000/", "http://127.0.0.1:8000/view?pdi=urn:pdi:nothing", "http://[x"):
+        r = CliRunner().invoke(cli, ["get", other, "--archive", archive])
+        assert (r.exit_code, r.stderr) == (1, "pdi: syntax error: expected 'urn:pdi:' or 'pdi:' (rule pdi, offset"
+                                              " 0)\n"), r.stderr
+    got = CliRunner().invoke(cli, ["get", cited, "--archive", archive])
+    assert got.stdout_bytes == b"one\r\n"  # the name offered: line 0 of the CRLF-canonical text (PDI-GRAMMAR §3)
+
+
+@given(st.text(max_size=80), st.sampled_from(["http://h/view?pdi=", "https://h/a/view?x=1&pdi=",
+                                              "http://h/uri-res/N2R?", "http://h/uri-res/N2Ls?", "http://["]))
+def test_the_name_in_an_address_is_a_pdi_or_none_whatever_the_address_holds(tail: str, head: str) -> None:
+    from pdi.identifier import PDI
+    from pdi.server.protocol.rfc2169 import name_in_address
+
+    held = name_in_address(head + tail)  # never raises
+    if held is not None:
+        PDI.parse(held[0])
+
+
+@given(st.integers(1, 10**6), st.integers(0, 500), st.integers(0, 500))
+def test_a_viewers_address_as_a_browser_writes_it_gives_back_its_name(serial: int, a: int, b: int) -> None:
+    from pdi.server.protocol.rfc2169 import name_in_address
+
+    name = f"urn:pdi://{S}/2026/12/02/{serial}.text.1#char={min(a, b)},{max(a, b)}"
+    assert name_in_address(f"http://h:8000/view?pdi={urllib.parse.quote(name, safe='')}") == (name, "")
+    assert name_in_address(f"http://h:8000/uri-res/N2R?{name.replace('#', '%23')}#t") == (name, "t")
 
 
 @pytest.mark.parametrize("name", ["crawl.warc", "crawl.warc.gz", "crawl.wacz"])

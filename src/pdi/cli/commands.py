@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pdi.errors import PDIError
+    from pdi.errors import ParseError, PDIError
 
 
 def one_line(text: str) -> str:
@@ -29,17 +29,37 @@ def error_line(exc: PDIError) -> str:
     past :data:`pdi._wording.MESSAGE_MOST` characters (:func:`pdi._wording.clipped`), so a message that quotes
     what a stranger wrote whole is still one line of a terminal's scroll-back, its start (what was wrong) and its
     end (the rule and the offset) kept. A syntax error in a name pasted from a resolver's address, its ``#`` written
-    ``%23``, offers the name meant, as the resolver and the reader's pages do (:func:`pdi.identifier.saying_name_meant`).
+    ``%23``, offers the name meant, as the resolver and the reader's pages do (:func:`pdi.identifier.saying_name_meant`);
+    so does one in a resolver's address pasted whole (``http://…/view?pdi=NAME``, ``…/uri-res/N2R?NAME``), as the
+    reader's pages do (:func:`pdi.server.protocol.rfc2169.name_in_address`).
     """
     from pdi._wording import MESSAGE_MOST, clipped
     from pdi.errors import ParseError, PDIError
 
     kind = "" if exc.title == PDIError.title else f"{exc.title}: "
-    if isinstance(exc, ParseError) and exc.text and "%23" in exc.text:
+    if isinstance(exc, ParseError) and exc.text and exc.text.lower().startswith(("http://", "https://")):
+        exc = _saying_name_in_address(exc)
+    elif isinstance(exc, ParseError) and exc.text and "%23" in exc.text:
         from pdi.identifier import saying_name_meant
 
         exc = saying_name_meant(exc)
     return f"pdi: {kind}{clipped(str(exc), MESSAGE_MOST)}"
+
+
+def _saying_name_in_address(exc: ParseError) -> ParseError:
+    """``exc`` (raised on a resolver's address given where a name is asked for) ending with the name the address
+    holds, to give instead; else ``exc`` itself."""
+    from pdi._wording import NAME_MOST, clipped
+    from pdi.errors import ParseError
+    from pdi.server.protocol.rfc2169 import name_in_address
+
+    held = name_in_address(exc.text or "")
+    if held is None:
+        return exc
+    name, browsers = held
+    aside = f" (the #{browsers} after the address is the browser's, no part of the name)" if browsers else ""
+    return ParseError(f"{exc.reason}; this is a resolver's address of the PDI '{clipped(name, NAME_MOST)}': give"
+                      f" the name itself, in single quotes{aside}", text=exc.text, offset=exc.offset, rule=exc.rule)
 
 
 #: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.

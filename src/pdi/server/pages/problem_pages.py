@@ -49,7 +49,7 @@ import http
 import json
 import re
 from collections.abc import Awaitable, Callable
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.exceptions import HTTPException
@@ -94,7 +94,7 @@ from pdi.server.pages.layout import (
     size_cell,
 )
 from pdi.server.protocol.resolver import split_inflection
-from pdi.server.protocol.rfc2169 import n2r_path, urn_from_query
+from pdi.server.protocol.rfc2169 import n2r_path, name_in_address, urn_from_query
 
 #: The most names a 404 page suggests.
 NEAREST = 12
@@ -519,7 +519,7 @@ def _hint(name: str) -> str:
     name whose ``+`` became a space (a link read as a form turns ``+`` into a space)."""
     typed = name.strip()
     if typed.lower().startswith(("http://", "https://")):
-        held = _named_by(typed)
+        held = name_in_address(typed)
         if held is not None:
             name_part, browsers = held
             aside = (f" The <code>#{in_order(shown_url(browsers))}</code> after the address is no part of the name: a"
@@ -579,21 +579,6 @@ def _escapes_decoded(typed: str) -> str | None:
         return None
     mended = held.group(1) + held.group(2).translate(_RESERVED_ESCAPES) + held.group(3) + (held.group(4) or "")
     return mended if _parsed(mended) is not None else None
-
-
-def _named_by(url: str) -> tuple[str, str] | None:
-    """The PDI a resolver's web address holds, and the fragment after the address (the browser's, not the name's):
-    a viewer's page ``…/view?pdi=NAME`` (what its address bar shows, the fragment ``#passage`` its own) or an RFC
-    2169 address ``…/uri-res/N2R?NAME`` (N2L, N2Ls …: a name's ``#`` written ``%23``); else ``None``."""
-    parts = urlsplit(url)
-    if parts.path.endswith("/view"):
-        found = [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "pdi"]
-        held, browsers = (found[0].strip(), "") if found else ("", "")
-    elif re.search(r"/uri-res/[A-Za-z0-9]+\Z", parts.path):
-        held, browsers = urn_from_query(parts.query), parts.fragment
-    else:
-        return None
-    return (held, browsers) if held and _parsed(held) is not None else None
 
 
 #: What follows a name cited in a sentence: its closing punctuation and quotation marks.

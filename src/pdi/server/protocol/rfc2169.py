@@ -12,7 +12,9 @@ the N2R locations of a name that :mod:`~pdi.server.protocol.resolver` and
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl, urlsplit
 
+from pdi.errors import PDIError
 from pdi.identifier import PDI
 
 
@@ -39,6 +41,32 @@ def urn_from_query(query: str) -> str:
             out.append(query[i])
             i += 1
     return "".join(out)
+
+
+def name_in_address(url: str) -> tuple[str, str] | None:
+    """The PDI a resolver's web address holds, and the fragment after the address (the browser's, not the name's):
+    a viewer's page ``…/view?pdi=NAME`` (what its address bar shows, the fragment ``#passage`` its own) or an RFC
+    2169 address ``…/uri-res/N2R?NAME`` (N2L, N2Ls …: a name's ``#`` written ``%23``); else ``None``, as for an
+    address that holds no name that parses. What the reader's pages and ``pdi`` offer for such an address pasted
+    where a name is asked for."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an address no URL parser reads ("http://[x")
+        return None
+    if parts.path.endswith("/view"):
+        found = [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "pdi"]
+        held, browsers = (found[0].strip(), "") if found else ("", "")
+    elif re.search(r"/uri-res/[A-Za-z0-9]+\Z", parts.path):
+        held, browsers = urn_from_query(parts.query), parts.fragment
+    else:
+        return None
+    if not held:
+        return None
+    try:
+        PDI.parse(held)
+    except PDIError:
+        return None
+    return held, browsers
 
 
 def rfc2169_query(name: str) -> str:
