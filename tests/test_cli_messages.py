@@ -213,6 +213,37 @@ def test_meta_with_one_statement_refused_makes_none_of_them(archive: str, tmp_pa
     assert (shown.exit_code, shown.stdout) == (0, "")
 
 
+def test_meta_of_a_name_nothing_is_stated_about_says_so_and_where_statements_are(archive: str, tmp_path: Path) -> None:
+    """The court's guide states a title of ``…/2.text.1``; ``pdi meta …/2`` (its generic name) printed nothing at
+    all, as if the title were lost. Still nothing on stdout (a statement is about exactly the name it was made of),
+    but a note on stderr says nothing is stated about that name and which name to ask; a name with statements
+    prints them and no note."""
+    (tmp_path / "a.txt").write_bytes(b"one\ntwo\n")
+    name = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "a.txt"), "--archive", archive]).stdout.strip()
+    generic = name.rsplit(".", 2)[0]
+    assert name == f"{generic}.text.1"
+    stated = CliRunner().invoke(cli, ["meta", name, "title=Schedule", "--archive", archive])
+    assert stated.exit_code == 0, stated.output
+    for argv in ([generic], [generic, "--history"]):
+        r = CliRunner().invoke(cli, ["meta", *argv, "--archive", archive])
+        assert (r.exit_code, r.stdout) == (0, ""), r.output
+        assert r.stderr == (f"note: nothing is stated about {generic}; a statement is about the name it was made of:"
+                            " those about a version are shown by pdi meta and the version's name, which pdi get"
+                            f" '{generic}' lists\n")
+        assert name in CliRunner().invoke(cli, ["get", generic, "--archive", archive]).stdout.splitlines()
+    passage = f"{name}#line=1,2"
+    r = CliRunner().invoke(cli, ["meta", passage, "--archive", archive])
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert r.stderr == (f"note: nothing is stated about {passage}; a statement is about the name it was made of:"
+                        f" those about {name} are shown by pdi meta '{name}'\n")
+    shown = CliRunner().invoke(cli, ["meta", name, "--archive", archive])
+    assert (shown.exit_code, shown.stdout, shown.stderr) == (0, "title\tSchedule\n", "")
+    (tmp_path / "b.txt").write_bytes(b"three\n")
+    other = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "b.txt"), "--archive", archive]).stdout.strip()
+    r = CliRunner().invoke(cli, ["meta", other, "--archive", archive])
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", f"note: nothing is stated about {other}\n")
+
+
 def test_ls_after_a_name_that_is_none_names_the_option(archive: str) -> None:
     r = CliRunner().invoke(cli, ["ls", "--after", "x", "--archive", archive])
     assert r.exit_code == 1

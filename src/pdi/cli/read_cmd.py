@@ -255,8 +255,10 @@ def meta_cmd(
     """Add statements (Dublin Core: title=, creator=, date= … or free keys) about PDI, or show them.
 
     Each statement added is said on stderr (who made it, and when); the
-    current statements, or with --history every one, print on stdout.
-    Statements given together are made together: one refused, none is.
+    current statements, or with --history every one, print on stdout (none:
+    a note on stderr says so; a statement is about exactly the name it was
+    made of, so a version's are not its generic name's). Statements given
+    together are made together: one refused, none is.
     """
     pairs = []
     for statement in statements:
@@ -271,11 +273,36 @@ def meta_cmd(
         # a value (a bag's bag-info.txt, a WARC's headers, a curator's request) and who stated it are a
         # stranger's: escaped, each on its line and in its column
         if history:
-            for record in opened.history(pdi):
+            records = opened.history(pdi)
+            for record in records:
                 click.echo(f"{record.at}\t{one_line(record.who)}\t{record.key}\t{one_line(record.value)}")
+            if not records:
+                _say_none_stated(pdi)
         elif not pairs:
-            for key, value in opened.meta(pdi).items():
+            current = opened.meta(pdi)
+            for key, value in current.items():
                 click.echo(f"{key}\t{one_line(value)}")
+            if not current:
+                _say_none_stated(pdi)
+
+
+def _say_none_stated(pdi: str) -> None:
+    """Say on stderr that nothing is stated about ``pdi``, which is in the archive: a statement is about the name it
+    was made of, so those of a version are not shown for its document's generic name, nor those of a name for a
+    passage of it (as ``pdi search`` says on stderr that it found nothing)."""
+    from pdi.identifier import PDI
+
+    parsed = PDI.parse(pdi)
+    name = one_line(clipped(str(parsed)))
+    if parsed.fragment is not None:
+        whole = one_line(clipped(str(parsed.without_fragment())))
+        where = f"; a statement is about the name it was made of: those about {whole} are shown by pdi meta '{whole}'"
+    elif parsed.format is None:
+        where = ("; a statement is about the name it was made of: those about a version are shown by pdi meta and"
+                 f" the version's name, which pdi get '{name}' lists")
+    else:
+        where = ""
+    click.echo(f"note: nothing is stated about {name}{where}", err=True)
 
 
 def register(cli: click.Group) -> None:
