@@ -578,6 +578,23 @@ def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(
     assert run(location, "add", str(text), "-s", "library.example.gb").stderr == ""
 
 
+def test_pdi_init_given_two_archives_makes_neither(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pdi init --archive x y`` made ``y`` and said nothing of ``x``, which a later ``pdi add --archive x`` then
+    did not find: a usage error (exit 2) naming both, nothing made. The same one twice is one; ``$PDI_ARCHIVE``, a
+    default, gives way to DIR as before."""
+    x, y = tmp_path / "x", tmp_path / "y"
+    refused = CliRunner().invoke(cli, ["init", "--archive", str(x), str(y)])
+    assert refused.exit_code == 2, refused.output
+    assert f"Error: two archives given, {y} and --archive {x}: give one of them" in refused.stderr
+    assert not x.exists() and not y.exists()
+    made = CliRunner().invoke(cli, ["init", str(x), "--archive", str(x)])
+    assert (made.exit_code, made.stdout) == (0, f"archive at {x} (schema version {SCHEMA_VERSION})\n")
+    monkeypatch.setenv("PDI_ARCHIVE", str(x))
+    made = CliRunner().invoke(cli, ["init", str(y)])
+    assert (made.exit_code, made.stdout) == (0, f"archive at {y} (schema version {SCHEMA_VERSION})\n")
+    assert (y / "catalog.sqlite").is_file()
+
+
 def test_pdi_init_says_whether_it_made_the_archive_or_found_it_there(tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     made = run(location, "init")

@@ -104,7 +104,7 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 @archive_option
 def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, no_migrate: bool,
              archive: str) -> None:
-    """Create an archive at DIR or in a postgresql:// database (default: --archive).
+    """Create an archive at DIR or in a postgresql:// database (default: --archive; both: refused).
 
     Its blobs live beside the catalog (files, or rows of the database) unless
     --blobs names an S3-compatible store; the choice is recorded in the
@@ -128,6 +128,11 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     if no_migrate and backup_dest is not None:
         raise click.UsageError("--backup backs an archive up before migrating it, and --no-migrate migrates none:"
                                " give one of them")
+    given = click.get_current_context().get_parameter_source("archive")
+    if location is not None and given is click.core.ParameterSource.COMMANDLINE and location != archive:
+        # two archives named: the one left out was made nowhere, and a later command with the same --archive
+        # would not find it (PDI_ARCHIVE, a default, gives way to DIR)
+        raise click.UsageError(f"two archives given, {location} and --archive {archive}: give one of them")
     from pdi.archive.backup import schema_version_at
     from pdi.archive.store import SCHEMA_VERSION
     from pdi.errors import PDIError
