@@ -269,6 +269,20 @@ def test_standard_input_is_read_once_among_several(archive: str, tmp_path: Path)
     assert run(archive, "get", names[1]).stdout_bytes == b"from a pipe\n"
 
 
+def test_standard_input_without_a_format_is_asked_for_one_as_having_no_name(archive: str) -> None:
+    """``echo … | pdi add - -s S``: refused (exit 2, nothing read, nothing deposited) saying standard input has no
+    name to tell its format by, where it said it could not tell the format "of - from its name", as if '-' were a
+    file's name; by pdi add and pdi version alike. With --format it is deposited."""
+    for argv in (["add", "-s", S, "-"], ["version", f"urn:pdi://{S}/2026/12/02/1", "-"]):
+        refused = run(archive, *argv, code=2, stdin=b"from a pipe\n")
+        assert ("Error: standard input ('-') has no name to tell its format by: give --format with its format token"
+                in refused.stderr), refused.stderr
+        assert "from its name" not in refused.stderr
+    assert _stored(archive) == []
+    added = run(archive, "add", "-s", S, "-f", "text", "-", stdin=b"from a pipe\n")
+    assert run(archive, "get", added.stdout.strip()).stdout_bytes == b"from a pipe\n"
+
+
 def test_an_mbox_among_files_prints_a_line_a_message(archive: str, tmp_path: Path) -> None:
     box = mailbox.mbox(tmp_path / "list.mbox")
     for n in range(2):

@@ -178,7 +178,9 @@ def _not_a_directory(path: str, token: str) -> str:
 def _guess_format(path: str) -> str:
     from pdi import formats
 
-    if path != "-" and os.path.isdir(path):
+    if path == "-":  # no name to tell it by (mimetypes reads none in "-")
+        raise click.UsageError(f"standard input ('-') has no name to tell its format by: give --format {_SOME_TOKENS}")
+    if os.path.isdir(path):
         raise click.UsageError(_directory_refusal(path))
     media_type, encoding = mimetypes.guess_type(path, strict=False)
     if Path(path).suffix.lower() in _AGGREGATE_SUFFIXES:
