@@ -223,6 +223,40 @@ def test_pdi_withdraw_purge_and_verify_on_the_command_line(tmp_path: Path) -> No
     assert got.exit_code == 11 and "purged" in got.output
 
 
+def test_pdi_withdraw_purge_of_a_name_withdrawn_earlier_says_the_reason_it_resolves_to(tmp_path: Path) -> None:
+    """``pdi withdraw NAME --purge`` of a name withdrawn before said "withdrew version 1 of NAME at <now>: <the
+    purge's reason>", though the name resolves to its first tombstone, its time and reason. It now says it purged,
+    and the first withdrawal's time and reason, which pdi get then shows; a name withdrawn by this purge is said
+    withdrawn, as before. Whether the octets are gone is asked of the files."""
+    location = str(tmp_path / "archive")
+    with Archive.init(location) as archive:
+        archive.add_series(S)
+        sealed = archive.add(S, SEALED, format="text")
+        public = archive.add(S, PUBLIC, format="text")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["withdraw", str(sealed), "--reason", "pending an order", "--archive", location])
+    assert first.exit_code == 0, first.output
+    assert first.stdout.startswith(f"withdrew version 1 of {sealed} at ")
+    at = first.stdout.split(" at ", 1)[1].split(": ", 1)[0]
+    assert _stored(location, SEALED)
+    purged = runner.invoke(cli, ["withdraw", str(sealed), "--reason", "the order came", "--purge", "--archive",
+                                 location])
+    assert purged.exit_code == 0, purged.output
+    said = purged.stdout.splitlines()
+    assert said[0].startswith(f"purged version 1 of {sealed} at "), said
+    assert said[0].endswith(f": the order came (withdrawn already, at {at}: pending an order, the reason its tombstone"
+                            " keeps; pdi audit lists this purge with its own)"), said
+    assert said[1:] == ["its octets are purged"]
+    assert not _stored(location, SEALED)
+    got = runner.invoke(cli, ["get", str(sealed), "--archive", location])
+    assert got.exit_code == 11
+    assert f"withdrawn {at} (its octets purged): pending an order" in got.stderr
+    audit = [line.split("\t")[3:6] for line in runner.invoke(cli, ["audit", "--archive", location]).stdout.splitlines()]
+    assert audit[-1] == ["purge", str(sealed), "version 1, its octets purged: the order came"]
+    whole = runner.invoke(cli, ["withdraw", str(public), "--reason", "takedown", "--purge", "--archive", location])
+    assert whole.stdout.startswith(f"withdrew version 1 of {public} at ") and "already" not in whole.stdout
+
+
 def _keys(url: str) -> set[str]:
     where = S3Location.parse(url)
     client = boto3.client("s3")

@@ -119,17 +119,27 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
     another name that keeps its octets holds the same bytes, and verify
     and export report the name as purged. The withdrawal (or purge) is in
     the audit log. A name withdrawn already is not withdrawn again (without
-    --purge): its tombstone and reason stay, and the command says so.
+    --purge): its tombstone and reason stay, and the command says so; with
+    --purge its octets are purged, and its tombstone keeps its first reason,
+    which the command says beside the purge's.
     """
     with open_archive(archive) as opened:
         record = opened.withdraw(name, reason, purge=purge)
+        # a purge of a name withdrawn before: the first tombstone over it is the one it resolves to
+        first = next((t for t in opened.withdrawals_of([record.key]) if t.version in (None, record.version)),
+                     record) if purge else record
     what = "document" if record.version is None else f"version {record.version}"
     if record.earlier:
         click.echo(f"{name}: its {what} was withdrawn already, at {record.at}: {one_line(record.reason)} (nothing changed;"
                    " its tombstone keeps that reason)")
         return
     withdrew = f"the document {name}" if record.version is None else f"{what} of {name}"
-    click.echo(f"withdrew {withdrew} at {record.at}: {one_line(record.reason)}")
+    if first.id != record.id:
+        click.echo(f"purged {withdrew} at {record.at}: {one_line(record.reason)} (withdrawn already, at {first.at}:"
+                   f" {one_line(first.reason)}, the reason its tombstone keeps; pdi audit lists this purge with its"
+                   " own)")
+    else:
+        click.echo(f"withdrew {withdrew} at {record.at}: {one_line(record.reason)}")
     if purge:
         kept = len(record.kept)
         click.echo("its octets are purged" + (
