@@ -269,6 +269,27 @@ def test_standard_input_is_read_once_among_several(archive: str, tmp_path: Path)
     assert run(archive, "get", names[1]).stdout_bytes == b"from a pipe\n"
 
 
+def test_an_outlook_msg_file_is_refused_saying_what_it_is_and_what_to_do(archive: str, tmp_path: Path) -> None:
+    """A clerk's ``exhibit.msg`` (Outlook's own file: a compound file, whose first octets MS-CFB §2.2 fixes) asked
+    only for --format, where the format it would name (rfc822) is then refused too: it now says what a .msg is and
+    what to do (save it as .eml, or keep its octets as octet-stream), nothing deposited; and each way it names
+    works."""
+    msg = tmp_path / "exhibit.MSG"
+    msg.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504))  # the compound file's signature, then its header
+    refused = run(archive, "add", "-s", S, str(msg), code=2)
+    assert (f"Error: cannot tell the format of {msg} from its name: a .msg file is Outlook's own format, not an"
+            " e-mail message (RFC 5322) pdi reads: save the message from the mail program as .eml and add that, or"
+            " keep this file's octets as they are with --format octet-stream") in " ".join(refused.stderr.split())
+    assert _stored(archive) == []
+    run(archive, "add", "-s", S, str(msg), "--format", "rfc822", code=3)  # what --format rfc822 would have met
+    kept = run(archive, "add", "-s", S, str(msg), "--format", "octet-stream").stdout.strip()
+    assert kept.endswith("/1.octet-stream.1")
+    eml = tmp_path / "exhibit.eml"
+    eml.write_bytes(b"From: a@example.org\r\nSubject: exhibit\r\n\r\nbody\r\n")
+    assert run(archive, "add", "-s", S, str(eml)).stdout.strip().endswith("/2.rfc822.1")
+    assert _stored(archive) == [(kept, _sha256(msg)), (kept.replace("/1.octet-stream.1", "/2.rfc822.1"), _sha256(eml))]
+
+
 def test_standard_input_without_a_format_is_asked_for_one_as_having_no_name(archive: str) -> None:
     """``echo … | pdi add - -s S``: refused (exit 2, nothing read, nothing deposited) saying standard input has no
     name to tell its format by, where it said it could not tell the format "of - from its name", as if '-' were a

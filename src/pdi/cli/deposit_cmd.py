@@ -189,6 +189,12 @@ def _guess_format(path: str) -> str:
     if encoding is not None:
         # notes.txt.gz holds compressed bytes: its format is the compression's.
         media_type = _COMPRESSED.get(encoding)
+    if media_type is None and Path(path).suffix.lower() == ".msg":
+        # Outlook's own file (a compound file, MS-OXMSG), no RFC 5322 message: --format rfc822 would be refused
+        raise click.UsageError(f"cannot tell the format of {path} from its name: a .msg file is Outlook's own format,"
+                               " not an e-mail message (RFC 5322) pdi reads: save the message from the mail program"
+                               " as .eml and add that, or keep this file's octets as they are with --format"
+                               " octet-stream")
     if media_type is None:
         raise click.UsageError(f"cannot tell the format of {path} from its name: give --format {_SOME_TOKENS}")
     try:
