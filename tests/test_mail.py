@@ -300,6 +300,21 @@ def test_what_is_no_message_is_refused_saying_what_and_where(data: bytes, reason
         read_message(data)
 
 
+@pytest.mark.parametrize(("first", "shown"), [
+    (b"\x89PNG\r\n\x1a\n", r"'\x89PNG\r'"),
+    ("\u00c9t\u00e9: x\n".encode(), r"'\xc3\x89t\xc3\xa9: x'"),  # RFC 6532 lets UTF-8 in values, not names
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(40), r"'\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + r"\x00" * 32 + "'"),
+    (b"it's no field\r\n", "\"it's no field\\r\""),
+])
+def test_a_first_line_that_is_no_field_is_quoted_with_each_octet_escaped_once(first: bytes, shown: str) -> None:
+    """The line is quoted as Python writes its bytes (its first 40): an octet past ASCII ``\\x89``, a control one
+    ``\\r``, each once; it showed ``'\\\\x89PNG\\r'``, the backslashes of the octets past ASCII written twice."""
+    with pytest.raises(ParseError) as refused:
+        read_message(first + b"\r\nFrom: a@b\r\n\r\nbody\r\n")
+    assert refused.value.reason == (f"line 1 is not a header field (a name, then ':'): {shown}; a message starts with"
+                                    " its header fields")
+
+
 def _nested(depth: int) -> bytes:
     head = b"From: a@b\r\n"
     body = b"leaf\r\n"

@@ -427,9 +427,11 @@ def check_first_line(first: bytes) -> None:
             " (pdi add FILE.mbox deposits each of its messages)", offset=0, rule="message",
         )
     if not _FIELD_NAME.match(first):
-        shown = first[:40].decode("ascii", "backslashreplace")
+        # each octet past ASCII and each control one escaped once, as Python writes bytes (\x89, \r): a repr of
+        # the text "backslashreplace" makes wrote its backslashes again ('\\x89PNG\r')
+        shown = repr(first[:40])[1:]
         raise ParseError(
-            f"line 1 is not a header field (a name, then ':'): {shown!r}; a message starts with its header fields",
+            f"line 1 is not a header field (a name, then ':'): {shown}; a message starts with its header fields",
             offset=0, rule="message",
         )
 
