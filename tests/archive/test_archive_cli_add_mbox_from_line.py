@@ -69,6 +69,15 @@ def test_one_message_named_mbox_is_refused_saying_so_and_deposited_as_one_messag
     assert run(archive, "get", name).stdout_bytes == ONE
 
 
+def test_a_first_line_past_ascii_is_quoted_with_each_octet_escaped_once(archive: Path, tmp_path: Path) -> None:
+    """A Latin-1 subject line first (``Sujet: \\xe9t\\xe9``): quoted as Python writes its bytes, each octet past
+    ASCII ``\\xe9`` once, where it wrote ``\\\\xe9``, the backslash twice."""
+    box = tmp_path / "latin.mbox"
+    box.write_bytes(b"Sujet: \xe9t\xe9\nFrom c@example.org Mon Jan  1 00:00:00 2024\n" + ONE)
+    refused = run(archive, "add", "-s", S, str(box), code=1)
+    assert refused.stderr.splitlines() == [_refusal(box, 1, 0, r"'Sujet: \xe9t\xe9'")]
+
+
 def test_an_mbox_whose_first_message_lost_its_from_line_deposits_none_of_them(archive: Path, tmp_path: Path) -> None:
     """It deposited the two messages after From_ lines and dropped the first, exit 0."""
     box = tmp_path / "list.mbox"

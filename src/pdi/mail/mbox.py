@@ -101,8 +101,8 @@ def split_mbox(
 def _no_from_line(piece: bytes, line_number: int, offset: int, starts: bool) -> ParseError:
     """The refusal of an mbox whose line ``line_number`` (a ``piece`` of it, at ``offset``) comes before its first
     From_ line and is no blank line: RFC 4155's mbox begins with a From_ line, and it would be in no message."""
-    shown = piece[:60].rstrip(b"\r\n").decode("ascii", "backslashreplace")
-    what = f"{shown!r}" if starts else f"a line that holds {shown!r}"
+    shown = repr(piece[:60].rstrip(b"\r\n"))[1:]  # each octet past ASCII escaped once, as Python writes bytes
+    what = shown if starts else f"a line that holds {shown}"
     return ParseError(
         f"line {line_number:,} is not an mbox From_ line (one that begins 'From '): {what}; an mbox begins with one"
         " (RFC 4155), and what comes before it would be in no message",
