@@ -578,6 +578,21 @@ def test_add_warns_when_the_same_octets_already_have_a_name_of_the_day(
     assert run(location, "add", str(text), "-s", "library.example.gb").stderr == ""
 
 
+def test_pdi_init_where_a_file_stands_says_it_is_a_file(tmp_path: Path) -> None:
+    """``pdi init`` where ``pdi-archive`` (or a folder above it) is a file said errno's words, ``[Errno 17] File
+    exists``, as if the archive were there: it names the file, and that it is no folder; nothing is made, the file
+    is left as it was."""
+    for where, blocking in (("pdi-archive", "pdi-archive"), ("notes.txt/archive", "notes.txt")):
+        (tmp_path / blocking).write_bytes(b"a note\n")
+        location = str(tmp_path / where)
+        refused = CliRunner().invoke(cli, ["init", location])
+        assert refused.exit_code == 8, refused.output
+        assert refused.stderr == (f"pdi: storage error: cannot create archive directory {location}:"
+                                  f" {tmp_path / blocking} is a file, not a folder (give the archive another place:"
+                                  " pdi init DIR)\n")
+        assert (tmp_path / blocking).read_bytes() == b"a note\n"
+
+
 def test_pdi_init_given_two_archives_makes_neither(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``pdi init --archive x y`` made ``y`` and said nothing of ``x``, which a later ``pdi add --archive x`` then
     did not find: a usage error (exit 2) naming both, nothing made. The same one twice is one; ``$PDI_ARCHIVE``, a

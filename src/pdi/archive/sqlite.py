@@ -155,6 +155,11 @@ class SQLiteStore(SQLStore):
                 if blobs is None and not elsewhere:  # before the catalog: an init stopped between them leaves none
                     make_folder(self.root / "blobs", modes.folder)  # without it
             except OSError as exc:
+                # a file where the folder (or one above it) would be: said as that, not as errno's "File exists"
+                blocking = next((p for p in (self.root, *self.root.parents) if p.exists() and not p.is_dir()), None)
+                if blocking is not None:
+                    raise StoreError(f"cannot create archive directory {self.root}: {blocking} is a file, not a"
+                                     " folder (give the archive another place: pdi init DIR)") from exc
                 raise StoreError(f"cannot create archive directory {self.root}: {exc}") from exc
             # the catalog made of its mode before SQLite writes a page into it; SQLite makes its -wal and -shm of
             # the catalog's mode whatever the umask (os_unix.c: findCreateFileMode, unixOpenSharedMemory; tested)
