@@ -223,6 +223,7 @@ def test_cli_dash_writes_the_wacz_to_stdout_working_in_tmpdir(
     assert seen.seen and {Path(w).parent for s in seen.seen for w in s} == {tmpdir_}
     assert not (tmp_path / "-").exists() and os.listdir(tmpdir_) == []
     assert "exported 0 pages and 5 other documents" in done.stderr
+    assert done.stderr.rstrip().endswith(") to standard output"), done.stderr  # where it said "to -"
     (tmp_path / "o.wacz").write_bytes(done.stdout_bytes)
     _valid(tmp_path / "o.wacz")
 

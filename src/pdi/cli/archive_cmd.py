@@ -525,7 +525,8 @@ def export_cmd(directory: str | None, series: str | None, wacz: str | None, work
             done = export_wacz(opened, output, series=series, progress=progress, key=key, identity=identity,
                                work_dir=work_dir)
         click.echo(f"exported {plural(done.pages, 'page')} and {plural(done.documents, 'other document')}"
-                   f" ({plural(done.records, 'WARC record')}) to {wacz}", err=not isinstance(output, str))
+                   f" ({plural(done.records, 'WARC record')}) to {'standard output' if wacz == '-' else wacz}",
+                   err=not isinstance(output, str))
         if key is not None:
             from pdi.wacz_signing import public_key_id
 
