@@ -244,6 +244,29 @@ def test_meta_of_a_name_nothing_is_stated_about_says_so_and_where_statements_are
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", f"note: nothing is stated about {other}\n")
 
 
+def test_a_refusal_of_a_document_names_it_by_its_generic_name(archive: str, tmp_path: Path) -> None:
+    """``pdi version`` of a serial not minted, a version not there, a format deposited with other bytes: each names
+    the document by the name a reader gives pdi (``urn:pdi://…/9``), where it said ``example.ac.gb 2026-12-02 9``,
+    which no command reads."""
+    (tmp_path / "a.txt").write_bytes(b"one\n")
+    (tmp_path / "b.txt").write_bytes(b"two\n")
+    name = CliRunner().invoke(cli, ["add", "-s", S, str(tmp_path / "a.txt"), "--archive", archive]).stdout.strip()
+    generic = name.rsplit(".", 2)[0]
+    absent = generic.rsplit("/", 1)[0] + "/9"
+    cases = [
+        (["version", absent, str(tmp_path / "b.txt")], 4, f"pdi: not found: no document {absent} in the archive\n"),
+        (["version", f"{generic}.text.5", str(tmp_path / "b.txt"), "--add-format"], 4,
+         f"pdi: not found: no version 5 of {generic} in the archive\n"),
+        (["version", name, str(tmp_path / "b.txt"), "--add-format"], 5,
+         f"pdi: immutability conflict: format text of version 1 of {generic} is already deposited with other bytes;"
+         " deposited bytes never change (deposit a new version instead)\n"),
+    ]
+    for argv, code, said in cases:
+        r = CliRunner().invoke(cli, [*argv, "--archive", archive])
+        assert (r.exit_code, r.stderr) == (code, said), r.output
+    assert CliRunner().invoke(cli, ["get", generic, "--archive", archive]).exit_code == 0  # the name said is read
+
+
 def test_ls_after_a_name_that_is_none_names_the_option(archive: str) -> None:
     r = CliRunner().invoke(cli, ["ls", "--after", "x", "--archive", archive])
     assert r.exit_code == 1

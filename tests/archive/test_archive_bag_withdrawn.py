@@ -58,7 +58,7 @@ def test_a_bag_gives_no_format_to_a_version_withdrawn_here(location: str, tmp_pa
         with pytest.raises(WithdrawnError) as refused:
             target.import_bag(bag)
         message = str(refused.value)
-        assert f"format utf-8 of version 1 of {S} 2026-11-22 1" in message, message
+        assert f"format utf-8 of version 1 of {DOC}" in message, message
         assert f"{DOC}.text.1 was withdrawn at {WITHDRAWN_AT}" in message, message
         assert REASON in message and "nothing was imported" in message, message
         assert ("its octets purged" in message) is purge, message
@@ -77,7 +77,7 @@ def test_a_bag_gives_no_version_nor_format_to_a_document_withdrawn_whole_here(lo
             target.import_bag(bag)
         message = str(refused.value)
         # the first record the bag lists that is new here: version 1's new format (names in their order)
-        assert message.startswith(f"format utf-8 of version 1 of {S} 2026-11-22 1, in the import: "), message
+        assert message.startswith(f"format utf-8 of version 1 of {DOC}, in the import: "), message
         assert f"{DOC} was withdrawn whole at {WITHDRAWN_AT}" in message, message
         assert REASON in message and "nothing was imported" in message, message
         assert snapshot(target) == before
@@ -146,7 +146,7 @@ def test_pdi_import_of_a_format_for_a_version_withdrawn_here_exits_11(tmp_path: 
         bag = _moved(tmp_path, target, clock, whole=False)
     done = CliRunner().invoke(cli, ["import", str(bag), "--archive", archive_dir])
     assert done.exit_code == 11 and done.stdout == "", (done.exit_code, done.stdout, done.stderr)
-    assert f"format utf-8 of version 1 of {S} 2026-11-22 1" in done.stderr, done.stderr
+    assert f"format utf-8 of version 1 of {DOC}" in done.stderr, done.stderr
     assert f"withdrawn at {WITHDRAWN_AT}" in done.stderr and "nothing was imported" in done.stderr, done.stderr
     listed = CliRunner().invoke(cli, ["ls", DOC, "--archive", archive_dir])
     assert listed.exit_code == 0 and ".utf-8." not in listed.stdout, listed.stdout
@@ -181,7 +181,7 @@ def test_a_bag_version_holding_the_octets_of_a_version_withdrawn_here_is_refused
         with pytest.raises(ImmutabilityError) as refused:
             target.import_bag(bag)
         message = str(refused.value)
-        assert message == (f"format text of version 2 of {S} 2026-11-22 1, in the import: {DOC}.text.1 holds these"
+        assert message == (f"format text of version 2 of {DOC}, in the import: {DOC}.text.1 holds these"
                            f" octets but was withdrawn at {WITHDRAWN_AT}, reason: {REASON}; it answers with its"
                            " tombstone, not these octets, so nothing was imported"), message
         assert str(deposited.value).replace("deposited", "imported") in message
@@ -201,7 +201,7 @@ def test_pdi_import_of_a_version_holding_a_withdrawn_versions_octets_exits_5_and
         bag = _same_octets_again(tmp_path, target, clock)
     done = CliRunner().invoke(cli, ["import", str(bag), "--archive", archive_dir])
     assert done.exit_code == 5 and done.stdout == "", (done.exit_code, done.stdout, done.stderr)
-    assert done.stderr.startswith(f"pdi: immutability conflict: format text of version 2 of {S} 2026-11-22 1,"
+    assert done.stderr.startswith(f"pdi: immutability conflict: format text of version 2 of {DOC},"
                                   " in the import: "), done.stderr
     assert done.stderr.rstrip().endswith("so nothing was imported (pdi import --force imports them under the bag's"
                                          " names)"), done.stderr

@@ -110,7 +110,7 @@ def _refused(target: Archive, bag: Path, error: type[Exception], message: str) -
 
 
 def _described(rep: dict[str, Any]) -> str:
-    return f"{SERIES} {DAY.isoformat()} {rep['unique_id']}"
+    return f"urn:pdi://{SERIES}/{DAY:%Y/%m/%d}/{rep['unique_id']}"  # its generic name
 
 
 @pytest.mark.parametrize("where", ["beside it", "on a later page"])

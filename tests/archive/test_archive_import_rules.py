@@ -205,7 +205,7 @@ def _statement_about_no_document(catalog: dict[str, Any]) -> None:
 IN_TRANSACTION: dict[str, tuple[Edit, type[Exception], str]] = {
     "serial 999 on a day with 2": (_serial_999, ParseError, "gaps in the serials of oma.eop.gov.us on 2026-11-22:"
                                    " 2 serials numbered 1 to 999"),
-    "version 5 after version 1": (_version_gap, ParseError, "gaps in the versions of oma.eop.gov.us 2026-11-22 1:"
+    "version 5 after version 1": (_version_gap, ParseError, "gaps in the versions of urn:pdi://oma.eop.gov.us/2026/11/22/1:"
                                   " 2 versions numbered 1 to 5"),
     "a statement about no document": (_statement_about_no_document, NotFoundError, "no such document"),
 }

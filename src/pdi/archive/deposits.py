@@ -621,7 +621,7 @@ class Deposits(ArchiveBase):
         if not contents:
             raise ParseError("a version needs at least one format", rule="format")
         if not self.store.document_exists(key):
-            raise NotFoundError(f"no document {key.series} {key.day.isoformat()} {key.unique_id} in the archive")
+            raise NotFoundError(f"no document {generic_name(key)} in the archive")
         self._not_mirrored(key.series)
         # before its octets are read: a document withdrawn whole takes no version (its catalog asks again, in the
         # version's own transaction, so that a withdrawal made while they are staged refuses it too); but a retry
@@ -768,16 +768,15 @@ class Deposits(ArchiveBase):
         if writer is not None:
             writer.require("deposit", key.series)
         version = parsed.version if parsed.version is not None else 1
-        where = f"{key.series} {key.day.isoformat()} {key.unique_id}"
         versions = self.store.versions(key)
         if not versions:
-            raise NotFoundError(f"no document {where} in the archive")
+            raise NotFoundError(f"no document {generic_name(key)} in the archive")
         if parsed.version is None:  # not version 1 unsaid (nor the newest): the version is the writer's to name
             raise ParseError(f"{parsed} names no version: a format is added to the version a versioned name"
                              f" (ID.FORMAT.VERSION) names; {generic_name(key)} has versions"
                              f" {', '.join(map(str, versions))}", rule="versioned-name")
         if version not in versions:
-            raise NotFoundError(f"no version {version} of {where} in the archive")
+            raise NotFoundError(f"no version {version} of {generic_name(key)} in the archive")
         # before its octets are read: a withdrawn version (or document) takes no format (its catalog asks again, in
         # the format's own transaction, so that a withdrawal made while they are staged refuses it too); but a
         # retry under an Idempotency-Key, as for a version (add_version)

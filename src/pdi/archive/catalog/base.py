@@ -483,7 +483,11 @@ def pages(items: Iterable[T], size: int = IMPORT_PAGE) -> Iterator[list[T]]:
 
 
 def describe_key(key: DocumentKey) -> str:
-    return f"{key.series} {key.day.isoformat()} {key.unique_id}"
+    """How a refusal names the document ``key``: its generic name, which a reader can give to ``pdi get`` (it said
+    ``oma.eop.gov.us 2026-11-22 1``, which no command reads)."""
+    from pdi.archive.naming import generic_name
+
+    return generic_name(key)
 
 
 def key_of(rec: RepresentationRecord) -> DocumentKey:

@@ -258,7 +258,7 @@ class DocumentsPart(CatalogBase):
             return minted_already(key)
         at, reason, _, purged, _ = gone
         return ImmutabilityError(
-            f"{describe_key(key)} is already minted, and {generic_name(key)} was withdrawn whole at {at}"
+            f"{describe_key(key)} is already minted, and was withdrawn whole at {at}"
             f"{' (its octets purged)' if purged else ''}, reason: {reason}; it takes no version, so nothing was deposited"
         )
 
