@@ -254,6 +254,22 @@ def test_an_mp4_whose_movie_header_lies_lasts_as_long_as_its_tracks(
     assert past is not None and past.past_end
 
 
+def _kept_as_0_2_0_kept_it(archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]]) -> tuple[str, VideoInfo]:
+    """An MP4 of 3 s whose ``mvhd`` says 1 s, deposited, and its index sealed again by hand as pdi 0.2.0 sealed it
+    (layout 1, the container's 1 s): its name, and what this pdi read of it at deposit."""
+    from pdi.fragments.sealed import pack_text, seal
+
+    name = str(archive.add(S, stating(videos["video+mp4"][0], 1), format="video+mp4"))
+    now = info_of(archive, name)
+    assert abs(now.duration_ms - 3000) < 100
+    fields = struct.pack("<QII", 1000, now.width, now.height) + pack_text(now.video_codec) + pack_text(now.container)
+    fields += struct.pack("<I", len(now.audio_codecs)) + b"".join(pack_text(c) for c in now.audio_codecs)
+    with archive.store._write():
+        archive.store._query("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?",
+                             (seal(b"PDIV", 1, fields), archive.get(name).record.sha256))
+    return name, now
+
+
 def test_an_index_an_earlier_reading_made_is_not_believed_and_pdi_reindex_elements_makes_it_anew(
     archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], tmp_path: Path
 ) -> None:
@@ -263,18 +279,10 @@ def test_an_index_an_earlier_reading_made_is_not_believed_and_pdi_reindex_elemen
     from click.testing import CliRunner
 
     from pdi.cli import cli
-    from pdi.fragments.sealed import pack_text, seal, sealed_version
+    from pdi.fragments.sealed import sealed_version
 
-    data = stating(videos["video+mp4"][0], 1)
-    name = str(archive.add(S, data, format="video+mp4"))
-    now = info_of(archive, name)
-    assert abs(now.duration_ms - 3000) < 100
+    name, now = _kept_as_0_2_0_kept_it(archive, videos)
     record = archive.get(name).record
-    fields = struct.pack("<QII", 1000, now.width, now.height) + pack_text(now.video_codec) + pack_text(now.container)
-    fields += struct.pack("<I", len(now.audio_codecs)) + b"".join(pack_text(c) for c in now.audio_codecs)
-    with archive.store._write():
-        archive.store._query("UPDATE fragment_indexes SET data = ? WHERE sha256 = ?", (seal(b"PDIV", 1, fields),
-                                                                                       record.sha256))
     kept = archive.store.fragment_index(record.sha256, record.media_type, None)
     assert kept is not None and VideoInfo.from_bytes(kept).duration_ms == 1000
     assert info_of(archive, name) == now  # read anew, not as the earlier reading read it
@@ -286,6 +294,26 @@ def test_an_index_an_earlier_reading_made_is_not_believed_and_pdi_reindex_elemen
     assert kept is not None and sealed_version(kept) == 3 and VideoInfo.from_bytes(kept) == now
     again = archive.reindex_elements()
     assert (again.rewritten, again.videos, again.left) == (0, 0, ())
+
+
+def test_a_frame_past_the_duration_an_earlier_reading_kept_is_cut_out_as_a_browser_shows_it(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]]
+) -> None:
+    """``#rect=…,2000`` of that MP4 (3 s as a browser plays it, 1 s by pdi 0.2.0's kept index) is the frame shown at
+    2 s, as ``#t=2,3`` of it is a passage: the region of a frame was refused by the kept index ("no frame at 2000
+    ms: the video lasts 1000 ms") while every other reading read the video anew."""
+    import io
+
+    from PIL import Image
+
+    from pdi.errors import NotFoundError
+
+    name, _ = _kept_as_0_2_0_kept_it(archive, videos)
+    got = archive.resolve(f"{name}#rect=(0,0),(16,12),2000")
+    assert got.media_type == "image/png" and Image.open(io.BytesIO(got.data)).size == (16, 12)
+    assert got.fragment is not None and got.fragment.region is not None and got.fragment.region.frame == 2000
+    with pytest.raises(NotFoundError, match=r"no frame at 3500 ms: the video lasts (29|30)\d\d ms"):
+        archive.resolve(f"{name}#rect=(0,0),(16,12),3500")
 
 
 def test_an_ogg_whose_times_start_late_lasts_as_long_as_its_streams_from_their_start(

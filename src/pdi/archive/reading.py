@@ -665,9 +665,11 @@ class Reading(RecordFacts):
         the reader opened, every chunk checked, or from a copy of its chunks, each checked as it is copied, where
         the store keeps none (:func:`~pdi.archive.blobs.checked_file`). A video with no fragment index is read by
         ffprobe first (:meth:`fragment_index`) from that same file: the blob opened, checked or copied once (it
-        was opened and checked, or read from the store, once for each)."""
+        was opened and checked, or read from the store, once for each). So is one whose index an earlier reading
+        made (:func:`pdi.fragments.video.made_by_an_earlier_reading`), as :meth:`fragment_index` reads it: its
+        frames last as long as a browser shows them (the kept index, where ffprobe cannot read it now)."""
         import pdi.archive.video as video
-        from pdi.fragments.video import CONTAINERS
+        from pdi.fragments.video import CONTAINERS, MAGIC, made_by_an_earlier_reading
 
         if record.media_type not in CONTAINERS:
             raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
@@ -675,6 +677,8 @@ class Reading(RecordFacts):
         with checked_file(reader) as (path, descriptors):
             if index is None:
                 index = probed(path, record.media_type, descriptors)
+            elif bytes(index[:4]) == MAGIC and made_by_an_earlier_reading(index):
+                index = probed(path, record.media_type, descriptors) or index
             result = video.frame_region(path, record.media_type, scheme, fragment.positions, index,
                                         pass_fds=descriptors)
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)
