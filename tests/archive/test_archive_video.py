@@ -316,6 +316,35 @@ def test_a_frame_past_the_duration_an_earlier_reading_kept_is_cut_out_as_a_brows
         archive.resolve(f"{name}#rect=(0,0),(16,12),3500")
 
 
+def test_a_video_read_anew_is_read_by_ffprobe_once_a_process_not_at_each_request(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request of a video whose index an earlier reading made (every video of a 0.2.0 archive) ran ffprobe
+    anew, its packets read to their end (0.5 s for an MP4 of 2 minutes): what it read is kept by the process, and
+    a frame's region, a passage and the video's facts are answered from it as from the first reading."""
+    import pdi.archive.video as video
+
+    name, now = _kept_as_0_2_0_kept_it(archive, videos)
+    real, runs = video.probe, []
+
+    def counted(*args: object, **kwargs: object) -> VideoInfo:
+        runs.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(video, "probe", counted)
+    assert info_of(archive, name) == now and info_of(archive, name) == now
+    late = archive.resolve(f"{name}#sec=2,3").fragment
+    assert late is not None and late.interval is not None and late.interval.length == now.duration_ms
+    assert archive.resolve(f"{name}#rect=(0,0),(16,12),2000").media_type == "image/png"
+    assert len(runs) == 1, runs
+    with Archive.init(str(Path(archive.location).parent / "other")) as other:  # the same octets in another archive
+        other.add_series(S)
+        elsewhere, _ = _kept_as_0_2_0_kept_it(other, videos)
+        deposited = len(runs)  # (its deposit read it, as every deposit does)
+        assert info_of(other, elsewhere) == now and len(runs) == deposited + 1  # read there, from its own octets
+        assert info_of(other, elsewhere) == now and len(runs) == deposited + 1
+
+
 def test_an_ogg_whose_times_start_late_lasts_as_long_as_its_streams_from_their_start(
     archive: Archive, tmp_path: Path
 ) -> None:

@@ -676,9 +676,9 @@ class Reading(RecordFacts):
         index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         with checked_file(reader) as (path, descriptors):
             if index is None:
-                index = probed(path, record.media_type, descriptors)
+                index = probed(path, record.media_type, descriptors, (self.store.location, record.sha256))
             elif bytes(index[:4]) == MAGIC and made_by_an_earlier_reading(index):
-                index = probed(path, record.media_type, descriptors) or index
+                index = probed(path, record.media_type, descriptors, (self.store.location, record.sha256)) or index
             result = video.frame_region(path, record.media_type, scheme, fragment.positions, index,
                                         pass_fds=descriptors)
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)

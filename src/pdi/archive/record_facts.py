@@ -62,8 +62,9 @@ class RecordFacts(ArchiveBase):
         """The index made at deposit for a representation's octets, if any (what :meth:`select` reads from less).
 
         A WebM, MP4 or Ogg video that has none (brought in by an import, which
-        keeps no index, or deposited with ``--force``) is read by ffprobe now,
-        from its verified octets, each time: ``None`` if ffprobe cannot read it.
+        keeps no index, or deposited with ``--force``) is read by ffprobe from
+        its octets, verified at each request, once a process (:data:`_PROBED`):
+        ``None`` if ffprobe cannot read it (asked again at the next request).
         So is one whose index an earlier reading made
         (:func:`pdi.fragments.video.made_by_an_earlier_reading`; the kept index
         if ffprobe cannot read it now), until ``pdi reindex --elements`` makes it anew.
@@ -89,13 +90,14 @@ class RecordFacts(ArchiveBase):
     def _probe_video(self, record: RepresentationRecord) -> bytes | None:
         """What ffprobe reads of a stored video now (:func:`pdi.archive.video.probe`), as its index, or None: read
         from the blob file the reader opened, every chunk checked, or from a copy of its chunks, each checked as it
-        is copied, where the store keeps none (:func:`~pdi.archive.blobs.checked_file`)."""
+        is copied, where the store keeps none (:func:`~pdi.archive.blobs.checked_file`); once checked, what this
+        process's ffprobe read of them lately (:data:`_PROBED`)."""
         from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             return None
         with self._reader(record) as reader, checked_file(reader) as (path, descriptors):
-            return probed(path, record.media_type, descriptors)
+            return probed(path, record.media_type, descriptors, (self.store.location, record.sha256))
 
     def text_layer_of(self, record: RepresentationRecord) -> TextLayer | None:
         """A PDF's text layer as made at deposit and kept (docs/pdf-text-layer.md), or None (not a PDF, or none
@@ -297,16 +299,24 @@ class RecordFacts(ArchiveBase):
         return VideoInfo.from_bytes(index)
 
 
-def probed(path: str, media_type: str, descriptors: tuple[int, ...]) -> bytes | None:
-    """What ffprobe reads of the video at ``path`` (a checked blob file, :func:`~pdi.archive.blobs.checked_file`), as
-    its fragment index, or ``None`` where it cannot read it (:func:`pdi.archive.video.probe`)."""
+def probed(path: str, media_type: str, descriptors: tuple[int, ...], octets: tuple[str, str]) -> bytes | None:
+    """What ffprobe reads of the video at ``path`` (a checked blob file, :func:`~pdi.archive.blobs.checked_file`, of
+    the ``octets``: the archive's location and their SHA-256), as its fragment index, or ``None`` where it cannot
+    read it (:func:`pdi.archive.video.probe`): what this process read of the same octets lately, if any, and an index
+    read kept for the next (:data:`_PROBED`)."""
     import pdi.archive.video as video
     from pdi.errors import LimitError, ParseError
 
+    key = (*octets, media_type)
+    kept = _PROBED.get(key)
+    if kept is not None:
+        return kept
     try:
-        return video.probe(path, media_type, pass_fds=descriptors).to_bytes()
+        index = video.probe(path, media_type, pass_fds=descriptors).to_bytes()
     except (ParseError, LimitError, UnsupportedError):
-        return None
+        return None  # not kept: ffprobe installed meanwhile, or a load that made it time out, is asked again
+    _PROBED.keep(key, index)
+    return index
 
 
 def large_message_record(record: RepresentationRecord) -> bool:
@@ -351,6 +361,11 @@ _PARTS: _Kept[tuple[str, str], tuple[MailPart, PartMap]] = _Kept(256)
 #: none could be read): a GIF's frames are counted by walking all its blocks (15 ms for 2,000 frames), which every
 #: ``/api/resolve`` of it asked again.
 _IMAGES: _Kept[str, tuple[ImageShown | None]] = _Kept(1024)
+#: Videos' indexes read by ffprobe lately (:func:`probed`), by the archive's location, SHA-256 and media type, where
+#: none is kept or an earlier reading made the one kept (:meth:`RecordFacts.fragment_index`): ffprobe took 0.5 s for
+#: an MP4 of 2 minutes (its packets read to find where they end) at each request of it. Each request still checks
+#: the octets (a damaged video is refused as before); some hundred octets each.
+_PROBED: _Kept[tuple[str, str, str], bytes] = _Kept(1024)
 
 
 @dataclasses.dataclass(frozen=True)
