@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import bagit
 import pytest
@@ -24,6 +25,7 @@ from pdi.archive import Archive
 from pdi.cli import cli as main
 from pdi.errors import IntegrityError
 from pdi.signing import SigningKey, jwk_set_text
+from support.pgcluster import TemporaryCluster
 
 SERIES = "court.example.fr"
 ORIGIN = "https://origin.example.fr"
@@ -248,3 +250,58 @@ def test_a_catalog_before_step_27_counts_each_series_changes_on_its_row_once_mig
         with archive.store._write():
             counted = {str(r[0]): int(r[1]) for r in archive.store._query("SELECT name, rules_changes FROM series")}
         assert counted == {SERIES: 3, f"minutes.{SERIES}": 1, "other.example.fr": 0}
+
+
+def test_a_count_an_import_raises_is_not_lowered_when_another_writer_raised_it_further_meanwhile(
+    tmp_path: Path, pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On PostgreSQL, whose writers are not serialized as SQLite's are: an import bringing a series' count of 5 read
+    it as 3 here, then set 5, while an embargo of a document held here was set and lifted twice meanwhile (four
+    changes, made 7, committed between the read and the write: ``pdi series access`` waits for the import, whose
+    documents hold the series' row): the count went down to 5 (and 6 with the import's own change), below the 7 a page had
+    signed, so the origin's mirrors refused every page of it as an older one replayed. Here the import is held just
+    before it writes its count while the four changes are committed: it must find 7, keep it, and add its own one."""
+    bag, _ = _export(tmp_path)
+    location = pg_cluster.create_schema("pdi_rules_raised_meanwhile")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        for access in ("private", "public", "private"):
+            archive.set_series_access(SERIES, access)
+        assert archive.manifest_page(SERIES).rules == 3
+        order = str(archive.add(SERIES, b"a local order\n", format="text", foreign_id="order-1")).rsplit(".", 2)[0]
+    reached, committed = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def meanwhile() -> None:  # another process's embargo of a document held here, set and lifted twice
+        try:
+            assert reached.wait(60), "the import never came to write its count"
+            with Archive.open(location) as other:
+                for until in ("2033-01-01", None, "2034-01-01", None):
+                    other.embargo(order, until)
+                assert other.manifest_page(SERIES).rules == 7
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            committed.set()
+
+    writer = threading.Thread(target=meanwhile)
+    writer.start()
+    with Archive.open(location) as archive:
+        real = archive.store._query
+
+        def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+            if sql.startswith("UPDATE series SET rules_changes = ?") and not reached.is_set():
+                reached.set()
+                assert committed.wait(60)
+            return real(sql, params)
+
+        monkeypatch.setattr(archive.store, "_query", held)
+        archive.import_bag(bag)
+        monkeypatch.undo()
+        writer.join(60)
+        assert not failed, failed
+        assert reached.is_set()
+        # the four changes of its access here, then the import's: 5 from the bag is fewer, and the embargo it brings
+        # is one change more
+        assert archive.manifest_page(SERIES).rules == 8
+        assert archive.manifest_page(f"minutes.{SERIES}").rules == 8 + 2

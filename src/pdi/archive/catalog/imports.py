@@ -25,7 +25,6 @@ from pdi.archive.blobs.seam import (
 from pdi.archive.catalog.base import (
     MAX_PARAMETERS,
     RULE_CHANGED,
-    RULES_OF_EACH,
     CatalogBase,
     describe_key,
     key_of,
@@ -203,11 +202,13 @@ class ImportsPart(CatalogBase):
                 self._query("UPDATE documents SET access_changed_at = ? WHERE id = ?"
                             " AND (access_changed_at IS NULL OR access_changed_at < ?)", (at, target, at))
             at = timestamp()
-            if rules:  # as many changes of each series' rules as where it was exported, at least (schema step 27)
-                here = {str(name): int(count) for name, count in self._query(RULES_OF_EACH)}
-                for name, count in sorted(rules.items()):
-                    if count > here.get(name, 0):
-                        self._query("UPDATE series SET rules_changes = ? WHERE name = ?", (count, name))
+            # as many changes of each series' rules as where it was exported, at least (schema step 27): a count
+            # raised meanwhile by another writer's commit is never lowered, the row's own count compared as it is
+            # written (PostgreSQL's READ COMMITTED reads it again once that writer's lock is let go), not as read
+            for name, count in sorted((rules or {}).items()):
+                if count > 0:
+                    self._query("UPDATE series SET rules_changes = ? WHERE name = ? AND rules_changes < ?",
+                                (count, name, count))
             if changed:  # one change of each series' rules (schema steps 25 and 27), at one time
                 for name in sorted(changed):
                     self._query("INSERT INTO access_changes (at, series) VALUES (?, ?)", (at, name))
