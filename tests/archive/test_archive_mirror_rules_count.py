@@ -305,3 +305,56 @@ def test_a_count_an_import_raises_is_not_lowered_when_another_writer_raised_it_f
         # is one change more
         assert archive.manifest_page(SERIES).rules == 8
         assert archive.manifest_page(f"minutes.{SERIES}").rules == 8 + 2
+
+
+def test_an_embargo_set_while_its_series_access_changes_waits_for_it_on_postgresql(
+    pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pdi series access`` locks the series' row, then dates its documents; an embargo locked its document, then
+    counted its change on the series' row (step 27; the row's key checked before, by the reference of a row it
+    writes): at once on PostgreSQL each waited for the other, and PostgreSQL refused one ("deadlock detected"),
+    a write lost. Here the series' access holds its row while the embargo begins: the embargo must wait for it
+    and both be made, two changes counted."""
+    location = pg_cluster.create_schema("pdi_rules_embargo_and_access")
+    with Archive.init(location) as archive:
+        archive.add_series(SERIES)
+        document = str(archive.add(SERIES, b"the judgment\n", format="text")).rsplit(".", 2)[0]
+    locked, waiting = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def embargo() -> None:  # another process's pdi embargo of the series' document, once its row is locked
+        try:
+            assert locked.wait(60), "the series' access never locked its row"
+            with Archive.open(location) as other:
+                other.embargo(document, "2040-01-01")
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            waiting.set()
+
+    writer = threading.Thread(target=embargo)
+    writer.start()
+    with Archive.open(location) as archive:
+        real = archive.store._query
+
+        def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+            rows = real(sql, params)
+            if sql.startswith("SELECT access FROM series") and not locked.is_set():
+                locked.set()  # the series' row held until the commit: the embargo begins now, and waits
+                with Archive.open(location) as watcher:
+                    for _ in range(600):
+                        if watcher.store.query("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                               " AND datname = current_database()")[0][0] or waiting.is_set():
+                            break
+                        time.sleep(0.05)
+            return rows
+
+        monkeypatch.setattr(archive.store, "_query", held)
+        archive.set_series_access(SERIES, "private")
+        monkeypatch.undo()
+        writer.join(60)
+        assert not failed, failed
+        assert archive.manifest_page(SERIES).rules == 2
+        made = sorted((e.action, e.detail) for e in archive.audit() if e.action in ("embargo", "series-access"))
+        assert [action for action, _ in made] == ["embargo", "series-access"], made
+        assert made[0][1].startswith("the document until 2040-01-01T00:00:00") and made[1][1] == "private", made

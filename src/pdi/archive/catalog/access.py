@@ -97,6 +97,10 @@ class AccessPart(CatalogBase):
         When that changes what a reader without access to its public series is shown of the document at ``at``
         (it or the version shown, or withheld), the document is dated by it (its ``access_changed_at``)."""
         with self._write():
+            # the series' row first (its count of changes is written on it), as a change of the series' access
+            # holds it before it dates the documents: the document first waited for the series' row while the
+            # access change waited for the document, and PostgreSQL refused one ("deadlock detected")
+            self._query("SELECT 1 FROM series WHERE name = ?" + self.for_no_key_update, (key.series,))
             doc = self._check_document(key, lock=True)
             if version is None:
                 rows = self._query("SELECT embargo_until FROM documents WHERE id = ?", (doc,))

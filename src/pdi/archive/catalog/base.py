@@ -145,6 +145,9 @@ class CatalogBase(ABC):
     blob_table: bool = False
     #: Appended to a SELECT that must lock the document row until commit.
     for_update: str = ""
+    #: Appended to a SELECT that must hold a row until commit as an update of a column other than its key does (a row
+    #: a writer of it waits for, a row referring to it does not).
+    for_no_key_update: str = ""
     #: The statements of the full-text index that differ by database (schema step 5).
     search_schema: tuple[str, ...] = ()
     #: The statements of schema step 14 (PostgreSQL's deposit function; none on SQLite).

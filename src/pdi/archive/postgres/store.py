@@ -63,6 +63,7 @@ class PostgresStore(PostgresSearch, PostgresDeposits):
     blob_type = "BYTEA"
     blob_table = True
     for_update = " FOR UPDATE"
+    for_no_key_update = " FOR NO KEY UPDATE"
 
     def __init__(
         self, url: str, *, connections: int = DEFAULT_CONNECTIONS, wait: float = POOL_WAIT_SECONDS,
