@@ -162,6 +162,13 @@ class ImportsPart(CatalogBase):
         added: list[RepresentationRecord] = []
         written = _ImportWritten({blob.info.sha256: blob for blob in staged})
         with self._write():
+            # the rows of the series held here that it names first, in order, before any document: it may count a
+            # change of their rules on them at its end, and a change of a series' access or an embargo holds the
+            # series' row before its documents too (the other order waited on them while they waited on it, and
+            # PostgreSQL refused one: "deadlock detected")
+            for names in pages(sorted({s.name for s in series}), MAX_PARAMETERS):
+                self._query(f"SELECT name FROM series WHERE name IN ({', '.join('?' * len(names))}) ORDER BY name"
+                            + self.for_no_key_update, names)
             self._secure(staged)
             changed: set[str] = set()  # the series whose rules this import changes (schema step 25)
             for s in sorted(series, key=lambda s: (s.name.count("."), s.name)):
