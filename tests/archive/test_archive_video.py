@@ -345,6 +345,43 @@ def test_a_video_read_anew_is_read_by_ffprobe_once_a_process_not_at_each_request
         assert info_of(other, elsewhere) == now and len(runs) == deposited + 1
 
 
+def test_a_video_ffprobe_cannot_read_in_time_is_not_read_again_at_each_request(
+    archive: Archive, videos: dict[str, tuple[bytes, dict[str, object]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A video whose reading runs past ffprobe's time limit (30 s) cost that at each request of it, a way to keep a
+    resolver busy: its earlier reading's index answers, and ffprobe is not asked again by the process. Without
+    ffprobe it is asked again at each request (nothing is spent), so that one installed later reads it."""
+    import pdi.archive.video as video
+    from pdi.errors import LimitError, UnsupportedError
+
+    name, now = _kept_as_0_2_0_kept_it(archive, videos)
+    runs: list[str] = []
+
+    def slow(path: str, *args: object, **kwargs: object) -> VideoInfo:
+        runs.append(path)
+        raise LimitError("ffprobe took longer than 30 s to read the video")
+
+    monkeypatch.setattr(video, "probe", slow)
+    for _ in range(3):
+        assert info_of(archive, name).duration_ms == 1000  # the kept one
+    assert len(runs) == 1, runs
+    with Archive.init(str(Path(archive.location).parent / "other")) as other:
+        other.add_series(S)
+        monkeypatch.undo()
+        elsewhere, _ = _kept_as_0_2_0_kept_it(other, videos)
+
+        def missing(path: str, *args: object, **kwargs: object) -> VideoInfo:
+            runs.append(path)
+            raise UnsupportedError("videos are read with ffprobe, which is not installed (Debian's ffmpeg)")
+
+        monkeypatch.setattr(video, "probe", missing)
+        for _ in range(2):
+            assert info_of(other, elsewhere).duration_ms == 1000
+        assert len(runs) == 3, runs
+        monkeypatch.undo()
+        assert info_of(other, elsewhere) == now  # installed now: read as this pdi reads it
+
+
 def test_an_ogg_whose_times_start_late_lasts_as_long_as_its_streams_from_their_start(
     archive: Archive, tmp_path: Path
 ) -> None:

@@ -64,7 +64,8 @@ class RecordFacts(ArchiveBase):
         A WebM, MP4 or Ogg video that has none (brought in by an import, which
         keeps no index, or deposited with ``--force``) is read by ffprobe from
         its octets, verified at each request, once a process (:data:`_PROBED`):
-        ``None`` if ffprobe cannot read it (asked again at the next request).
+        ``None`` if ffprobe cannot read it, or is not installed (then asked
+        again at the next request).
         So is one whose index an earlier reading made
         (:func:`pdi.fragments.video.made_by_an_earlier_reading`; the kept index
         if ffprobe cannot read it now), until ``pdi reindex --elements`` makes it anew.
@@ -310,12 +311,14 @@ def probed(path: str, media_type: str, descriptors: tuple[int, ...], octets: tup
     key = (*octets, media_type)
     kept = _PROBED.get(key)
     if kept is not None:
-        return kept
+        return kept[0]
     try:
-        index = video.probe(path, media_type, pass_fds=descriptors).to_bytes()
-    except (ParseError, LimitError, UnsupportedError):
-        return None  # not kept: ffprobe installed meanwhile, or a load that made it time out, is asked again
-    _PROBED.keep(key, index)
+        index: bytes | None = video.probe(path, media_type, pass_fds=descriptors).to_bytes()
+    except UnsupportedError:
+        return None  # no ffprobe: asked again (at no cost) once it is installed
+    except (ParseError, LimitError):
+        index = None  # kept too: a video ffprobe reads for its whole time limit is not read again at each request
+    _PROBED.keep(key, (index,))
     return index
 
 
@@ -363,9 +366,10 @@ _PARTS: _Kept[tuple[str, str], tuple[MailPart, PartMap]] = _Kept(256)
 _IMAGES: _Kept[str, tuple[ImageShown | None]] = _Kept(1024)
 #: Videos' indexes read by ffprobe lately (:func:`probed`), by the archive's location, SHA-256 and media type, where
 #: none is kept or an earlier reading made the one kept (:meth:`RecordFacts.fragment_index`): ffprobe took 0.5 s for
-#: an MP4 of 2 minutes (its packets read to find where they end) at each request of it. Each request still checks
-#: the octets (a damaged video is refused as before); some hundred octets each.
-_PROBED: _Kept[tuple[str, str, str], bytes] = _Kept(1024)
+#: an MP4 of 2 minutes (its packets read to find where they end) at each request of it, and one it cannot read
+#: within :data:`pdi.archive.video.PROBE_SECONDS` took that long at each, in a tuple (``(None,)``: not read). Each
+#: request still checks the octets (a damaged video is refused as before); some hundred octets each.
+_PROBED: _Kept[tuple[str, str, str], tuple[bytes | None]] = _Kept(1024)
 
 
 @dataclasses.dataclass(frozen=True)
