@@ -118,3 +118,20 @@ def test_blank_lines_before_the_first_from_line_hold_nothing_and_are_passed_over
     refused = run(archive, "add", "-s", S, str(late), code=1)
     assert refused.stderr.splitlines() == [_refusal(late, 4, len(lead), "'Subject: no From_ line'")]
     assert _held(archive) == before
+
+
+def test_an_mbox_given_as_one_message_is_refused_saying_to_drop_the_format_and_that_deposits_it(
+    archive: Path, tmp_path: Path,
+) -> None:
+    """``pdi add list.mbox --format rfc822`` (a clerk who read that an e-mail is rfc822): refused, nothing deposited,
+    saying that without ``--format rfc822`` each message is deposited, where it said "pdi add FILE.mbox", which is
+    what was run; and so it is."""
+    box = tmp_path / "list.mbox"
+    box.write_bytes(b"From a@example.org Mon Jan  1 00:00:00 2024\n" + ONE)
+    before = _held(archive)
+    refused = run(archive, "add", "-s", S, str(box), "--format", "rfc822", code=3)
+    assert refused.stdout == "" and "without --format rfc822, deposits each of its messages" in refused.stderr
+    assert _held(archive) == before
+    added = run(archive, "add", "-s", S, str(box))
+    (name,) = added.stdout.split()
+    assert name.endswith("/mid:one%40example%2Eorg.rfc822.1"), name

@@ -424,7 +424,8 @@ def check_first_line(first: bytes) -> None:
     if first.startswith(b"From "):
         raise ParseError(
             "line 1 is an mbox 'From ' line: this is an mbox file, not one message"
-            " (pdi add FILE.mbox deposits each of its messages)", offset=0, rule="message",
+            " (pdi add FILE.mbox, without --format rfc822, deposits each of its messages)", offset=0,
+            rule="message",
         )
     if not _FIELD_NAME.match(first):
         # each octet past ASCII and each control one escaped once, as Python writes bytes (\x89, \r): a repr of
