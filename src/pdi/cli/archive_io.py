@@ -6,13 +6,15 @@ bytes to a file (whole, or not at all) or to standard output.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pdi._files import descriptor_of, written_in_place, written_whole
 from pdi.archive import Archive
+from pdi.errors import NotFoundError
 
 
 def write_out(data: bytes | Iterable[bytes], output: str | None) -> None:
@@ -62,3 +64,14 @@ def unwritable(output: str | None) -> str | None:
 def open_archive(archive: str) -> Archive:
     """The archive ``--archive`` names, opened."""
     return Archive.open(archive)
+
+
+@contextlib.contextmanager
+def saying_what_is_near(opened: Archive, name: str) -> Iterator[None]:
+    """A :class:`~pdi.errors.NotFoundError` raised within, of ``name``, raised again with what ``opened`` holds near
+    the name (:meth:`~pdi.archive.Archive.not_found`: the nearest days of its series with documents), as ``pdi get``
+    says it: for the commands that write about a name (``pdi withdraw``, ``embargo``, ``meta``, ``version``)."""
+    try:
+        yield
+    except NotFoundError as exc:
+        raise opened.not_found(exc, name) from None

@@ -116,7 +116,7 @@ COMMAND_HELP: dict[str, str] = {
     "get": "Write the bytes PDI[#fragment] names; a generic PDI lists its versions.",
     "import": "Import a BagIt bag, or the captures of a WARC or WACZ file.",
     "index": "Make the full-text passages large deposits left to the indexer's queue (safe in several processes).",
-    "init": "Create an archive at DIR or in a postgresql:// database (default: --archive).",
+    "init": "Create an archive at DIR or in a postgresql:// database (default: --archive; both: refused).",
     "keys": "The archive's signing keys, Ed25519 for manifests and ECDSA P-384 for WACZ exports: made once, shown.",
     "ls": "List names in date, then serial order, as the catalog is read.",
     "manifest": "Write the signed manifest of a series (a day of it, or every day): a compact JWS (RFC 7515, EdDSA).",

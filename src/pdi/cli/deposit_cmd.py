@@ -30,7 +30,7 @@ from pdi.archive import (
     is_text_format,
 )
 from pdi.cli.archive_cmd import archive_option
-from pdi.cli.archive_io import open_archive
+from pdi.cli.archive_io import open_archive, saying_what_is_near
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError, UnsupportedError
 from pdi.identifier import PDI
 
@@ -825,6 +825,7 @@ def version_cmd(
             for s, f, t in zip(streams, files, tokens, strict=True)
         ]
         opened = stack.enter_context(open_archive(archive))
+        stack.enter_context(saying_what_is_near(opened, pdi))
         shown = stack.enter_context(_progress(streams, progress))
         if add_format:
             for c in contents:

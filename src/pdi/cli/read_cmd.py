@@ -15,7 +15,7 @@ import click
 
 from pdi._wording import clipped
 from pdi.cli.archive_cmd import archive_option
-from pdi.cli.archive_io import open_archive
+from pdi.cli.archive_io import open_archive, saying_what_is_near
 from pdi.cli.commands import one_line
 from pdi.cli.get_run import run_get
 from pdi.errors import CitationMismatchError, ParseError
@@ -266,7 +266,7 @@ def meta_cmd(
         if not sep:
             raise ParseError(f"'{clipped(statement)}' is not KEY=VALUE", text=statement, rule="statement")
         pairs.append((key, value))
-    with open_archive(archive) as opened:
+    with open_archive(archive) as opened, saying_what_is_near(opened, pdi):
         for made in opened.annotate_all(pdi, pairs, who=who):  # all of them or, one refused, none
             click.echo(f"stated {made.key}={one_line(made.value)} about {made.subject}"
                        f" (by {one_line(made.who)} at {made.at})", err=True)

@@ -16,7 +16,7 @@ from pdi._wording import plural
 from pdi.archive.store import EmbargoChange
 from pdi.archive.tokens import ROLES
 from pdi.cli.archive_cmd import archive_option
-from pdi.cli.archive_io import open_archive
+from pdi.cli.archive_io import open_archive, saying_what_is_near
 from pdi.cli.commands import one_line
 
 
@@ -124,7 +124,8 @@ def withdraw_cmd(name: str, reason: str, purge: bool, archive: str) -> None:
     which the command says beside the purge's.
     """
     with open_archive(archive) as opened:
-        record = opened.withdraw(name, reason, purge=purge)
+        with saying_what_is_near(opened, name):
+            record = opened.withdraw(name, reason, purge=purge)
         # a purge of a name withdrawn before: the first tombstone over it is the one it resolves to
         first = next((t for t in opened.withdrawals_of([record.key]) if t.version in (None, record.version)),
                      record) if purge else record
@@ -176,7 +177,7 @@ def embargo_cmd(name: str, until: str | None, lift: bool, shorten: bool, archive
         raise click.UsageError("give --until DATE or --lift")
     if shorten and lift:
         raise click.UsageError("--shorten goes with --until DATE (--lift ends an embargo as it is)")
-    with open_archive(archive) as opened:
+    with open_archive(archive) as opened, saying_what_is_near(opened, name):
         change = opened.embargo(name, until, shorten=shorten)
     click.echo(f"{change.name}: {_embargo_done(change)}")
     for held, held_until in change.held:
