@@ -274,8 +274,10 @@ class Mirroring(ArchiveBase):
         raise IntegrityError(
             f"{shown_url(origin.base_url)}'s signed manifest of {origin.series} {said}, and a page of it said"
             f" {seen} before: an older page, replayed (a stale cache, or someone between the two archives), whose"
-            " rules this mirror does not go back to; refused, and nothing it lists is followed or fetched. If the"
-            " origin itself went back (restored from a backup), forget and add it again once its operator says so"
+            " rules this mirror does not go back to; refused, and nothing it lists is followed or fetched. An origin"
+            " that answers from a read replica behind its primary says an older count too, for a while: if so, the"
+            " next sync reads the newer one. If the origin itself went back (restored from a backup), forget and add"
+            " it again once its operator says so"
             f" (pdi mirror remove {shown_url(origin.base_url)} --series {origin.series}; pdi mirror add …)")
 
     def follow_origin_access(self, origin: MirrorRecord, access: str) -> bool:
