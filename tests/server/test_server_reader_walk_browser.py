@@ -56,10 +56,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
 TIME_LINES = "[...document.querySelectorAll('main p time')].map((t) => t.getClientRects().length)"
 
 
-def _shown(pipe: Pipe, url: str, width: int, file: str, token: str | None = None, check: str = "") -> str:
+def _shown(pipe: Pipe, url: str, width: int, file: str, token: str | None = None, check: str = "",
+           seconds: float = 60) -> str:
     """The text of ``url``'s ``<main>`` in a tab ``width`` pixels wide (signed in with ``token``, as the cookie
-    ``/signin`` sets), after its screenshot is saved as ``file``; then ``check``'s value, if given, as JSON."""
-    deadline = time.monotonic() + 60
+    ``/signin`` sets), after its screenshot is saved as ``file``; then ``check``'s value, if given, as JSON. Within
+    ``seconds`` (a bound on a hang, not a measure of speed)."""
+    deadline = time.monotonic() + seconds
     session = new_tab(pipe, "Page", "Network", deadline=deadline)
     if token is not None:
         pipe.call("Network.setCookie", {"name": "pdi-token", "value": token, "url": url, "httpOnly": True,
