@@ -10,10 +10,12 @@ order two syncs' transactions can take on PostgreSQL, where writers are not seri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +264,45 @@ def _until_one_waits(location: str, done: threading.Event) -> None:
             time.sleep(0.05)
 
 
+@contextlib.contextmanager
+def _an_embargo_waiting(archive: Archive, location: str, document: str, statement: str,
+                        monkeypatch: pytest.MonkeyPatch, *, after: bool) -> Iterator[None]:
+    """Within: another process's ``pdi embargo`` of ``document`` begun when ``archive``'s store first runs a
+    statement beginning with ``statement`` (``after`` it ran, or before), which goes on only once that embargo
+    waits on a lock (:func:`_until_one_waits`); then the embargo must have been made."""
+    reached, waiting = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def embargo() -> None:
+        try:
+            assert reached.wait(60), f"{statement!r} was never run"
+            with Archive.open(location) as other:
+                other.embargo(document, "2040-01-01")
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            waiting.set()
+
+    writer = threading.Thread(target=embargo)
+    writer.start()
+    real = archive.store._query
+
+    def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        rows = real(sql, params) if after else []
+        if sql.startswith(statement) and not reached.is_set():
+            reached.set()
+            _until_one_waits(location, waiting)
+        return rows if after else real(sql, params)
+
+    monkeypatch.setattr(archive.store, "_query", held)
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        writer.join(60)
+    assert not failed, failed
+
+
 def test_a_count_an_import_raises_is_not_lowered_when_another_writer_raised_it_further_meanwhile(
     tmp_path: Path, pg_cluster: TemporaryCluster, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -329,36 +370,10 @@ def test_an_embargo_set_while_its_series_access_changes_waits_for_it_on_postgres
     with Archive.init(location) as archive:
         archive.add_series(SERIES)
         document = str(archive.add(SERIES, b"the judgment\n", format="text")).rsplit(".", 2)[0]
-    locked, waiting = threading.Event(), threading.Event()
-    failed: list[BaseException] = []
-
-    def embargo() -> None:  # another process's pdi embargo of the series' document, once its row is locked
-        try:
-            assert locked.wait(60), "the series' access never locked its row"
-            with Archive.open(location) as other:
-                other.embargo(document, "2040-01-01")
-        except BaseException as exc:
-            failed.append(exc)
-        finally:
-            waiting.set()
-
-    writer = threading.Thread(target=embargo)
-    writer.start()
     with Archive.open(location) as archive:
-        real = archive.store._query
-
-        def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-            rows = real(sql, params)
-            if sql.startswith("SELECT access FROM series") and not locked.is_set():
-                locked.set()  # the series' row held until the commit: the embargo begins now, and waits
-                _until_one_waits(location, waiting)
-            return rows
-
-        monkeypatch.setattr(archive.store, "_query", held)
-        archive.set_series_access(SERIES, "private")
-        monkeypatch.undo()
-        writer.join(60)
-        assert not failed, failed
+        # the series' row held until the commit once read: the embargo begins then, and waits
+        with _an_embargo_waiting(archive, location, document, "SELECT access FROM series", monkeypatch, after=True):
+            archive.set_series_access(SERIES, "private")
         assert archive.manifest_page(SERIES).rules == 2
         made = sorted((e.action, e.detail) for e in archive.audit() if e.action in ("embargo", "series-access"))
         assert [action for action, _ in made] == ["embargo", "series-access"], made
@@ -386,34 +401,10 @@ def test_an_embargo_set_while_an_import_adds_a_version_of_its_document_waits_for
     with Archive.init(location) as archive:
         archive.import_bag(tmp_path / "first")
         assert archive.manifest_page(SERIES).rules == 0
-    begun, waiting = threading.Event(), threading.Event()
-    failed: list[BaseException] = []
-
-    def embargo() -> None:  # another process's pdi embargo of the document, while the import writes its count
-        try:
-            assert begun.wait(60), "the import never came to write its count"
-            with Archive.open(location) as other:
-                other.embargo(document, "2040-01-01")
-        except BaseException as exc:
-            failed.append(exc)
-        finally:
-            waiting.set()
-
-    writer = threading.Thread(target=embargo)
-    writer.start()
     with Archive.open(location) as archive:
-        real = archive.store._query
-
-        def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-            if sql.startswith("UPDATE series SET rules_changes = ?") and not begun.is_set():
-                begun.set()
-                _until_one_waits(location, waiting)
-            return real(sql, params)
-
-        monkeypatch.setattr(archive.store, "_query", held)
-        archive.import_bag(tmp_path / "second")
-        monkeypatch.undo()
-        writer.join(60)
-        assert not failed, failed
+        # the embargo begins as the import comes to write its count, and waits
+        with _an_embargo_waiting(archive, location, document, "UPDATE series SET rules_changes = ?", monkeypatch,
+                                 after=False):
+            archive.import_bag(tmp_path / "second")
         assert archive.manifest_page(SERIES).rules == 3  # the origin's 2, then the embargo set here
         assert archive.versions(document) == [1, 2]
