@@ -15,7 +15,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -265,25 +265,26 @@ def _until_one_waits(location: str, done: threading.Event) -> None:
 
 
 @contextlib.contextmanager
-def _an_embargo_waiting(archive: Archive, location: str, document: str, statement: str,
-                        monkeypatch: pytest.MonkeyPatch, *, after: bool) -> Iterator[None]:
-    """Within: another process's ``pdi embargo`` of ``document`` begun when ``archive``'s store first runs a
-    statement beginning with ``statement`` (``after`` it ran, or before), which goes on only once that embargo
-    waits on a lock (:func:`_until_one_waits`); then the embargo must have been made."""
+def _another_writer_waiting(archive: Archive, location: str, work: Callable[[Archive], object], statement: str,
+                            monkeypatch: pytest.MonkeyPatch, *, after: bool) -> Iterator[None]:
+    """Within: another process's writes (``work`` of the archive at ``location``, opened anew) begun when
+    ``archive``'s store first runs a statement beginning with ``statement`` (``after`` it ran, or before), which
+    goes on only once those writes are done or wait on a lock (:func:`_until_one_waits`); then they must have been
+    made."""
     reached, waiting = threading.Event(), threading.Event()
     failed: list[BaseException] = []
 
-    def embargo() -> None:
+    def writes() -> None:
         try:
             assert reached.wait(60), f"{statement!r} was never run"
             with Archive.open(location) as other:
-                other.embargo(document, "2040-01-01")
+                work(other)
         except BaseException as exc:
             failed.append(exc)
         finally:
             waiting.set()
 
-    writer = threading.Thread(target=embargo)
+    writer = threading.Thread(target=writes)
     writer.start()
     real = archive.store._query
 
@@ -320,37 +321,16 @@ def test_a_count_an_import_raises_is_not_lowered_when_another_writer_raised_it_f
             archive.set_series_access(SERIES, access)
         assert archive.manifest_page(SERIES).rules == 3
         order = str(archive.add(SERIES, b"a local order\n", format="text", foreign_id="order-1")).rsplit(".", 2)[0]
-    reached, committed = threading.Event(), threading.Event()
-    failed: list[BaseException] = []
 
-    def meanwhile() -> None:  # another process's embargo of a document held here, set and lifted twice
-        try:
-            assert reached.wait(60), "the import never came to write its count"
-            with Archive.open(location) as other:
-                for until in ("2033-01-01", None, "2034-01-01", None):
-                    other.embargo(order, until)
-        except BaseException as exc:
-            failed.append(exc)
-        finally:
-            committed.set()
+    def meanwhile(other: Archive) -> None:  # another process's embargo of a document held here, set and lifted twice
+        for until in ("2033-01-01", None, "2034-01-01", None):
+            other.embargo(order, until)
 
-    writer = threading.Thread(target=meanwhile)
-    writer.start()
     with Archive.open(location) as archive:
-        real = archive.store._query
-
-        def held(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-            if sql.startswith("UPDATE series SET rules_changes = ?") and not reached.is_set():
-                reached.set()
-                _until_one_waits(location, committed)  # the four changes made, or waiting for the import
-            return real(sql, params)
-
-        monkeypatch.setattr(archive.store, "_query", held)
-        archive.import_bag(bag)
-        monkeypatch.undo()
-        writer.join(60)
-        assert not failed, failed
-        assert reached.is_set()
+        # the four changes made, or waiting for the import, as it comes to write its count
+        with _another_writer_waiting(archive, location, meanwhile, "UPDATE series SET rules_changes = ?",
+                                     monkeypatch, after=False):
+            archive.import_bag(bag)
         # the import first: 5 from the bag over 3, its embargo one more, then the four (10); the four first: 7, 5
         # from the bag fewer, its embargo one more (8)
         rules = archive.manifest_page(SERIES).rules
@@ -372,7 +352,8 @@ def test_an_embargo_set_while_its_series_access_changes_waits_for_it_on_postgres
         document = str(archive.add(SERIES, b"the judgment\n", format="text")).rsplit(".", 2)[0]
     with Archive.open(location) as archive:
         # the series' row held until the commit once read: the embargo begins then, and waits
-        with _an_embargo_waiting(archive, location, document, "SELECT access FROM series", monkeypatch, after=True):
+        with _another_writer_waiting(archive, location, lambda other: other.embargo(document, "2040-01-01"),
+                                     "SELECT access FROM series", monkeypatch, after=True):
             archive.set_series_access(SERIES, "private")
         assert archive.manifest_page(SERIES).rules == 2
         made = sorted((e.action, e.detail) for e in archive.audit() if e.action in ("embargo", "series-access"))
@@ -403,8 +384,8 @@ def test_an_embargo_set_while_an_import_adds_a_version_of_its_document_waits_for
         assert archive.manifest_page(SERIES).rules == 0
     with Archive.open(location) as archive:
         # the embargo begins as the import comes to write its count, and waits
-        with _an_embargo_waiting(archive, location, document, "UPDATE series SET rules_changes = ?", monkeypatch,
-                                 after=False):
+        with _another_writer_waiting(archive, location, lambda other: other.embargo(document, "2040-01-01"),
+                                     "UPDATE series SET rules_changes = ?", monkeypatch, after=False):
             archive.import_bag(tmp_path / "second")
         assert archive.manifest_page(SERIES).rules == 3  # the origin's 2, then the embargo set here
         assert archive.versions(document) == [1, 2]
