@@ -115,10 +115,6 @@ MAX_PARAMETERS = 30_000
 #: Rows one page of a keyset walk reads: a few MB of records.
 PAGE_ROWS = 5000
 
-#: Each series' own count of changes of who may read what (schema step 27; a series with none left out), as
-#: :meth:`~pdi.archive.catalog.access.AccessPart.rules_changes_of_each` reads it (an import raises a count by the
-#: row's own, compared as it is written: :mod:`pdi.archive.catalog.imports`).
-RULES_OF_EACH = "SELECT name, rules_changes FROM series WHERE rules_changes > 0"
 #: One more change of who may read what counted for a series (schema step 27), by each writer of a rule.
 RULE_CHANGED = "UPDATE series SET rules_changes = rules_changes + 1 WHERE name = ?"
 
