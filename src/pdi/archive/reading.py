@@ -39,6 +39,7 @@ from pdi.archive.record_facts import (
     RecordFacts,
     large_message_record,
     probed,
+    video_index_now,
 )
 from pdi.archive.results import (
     CitationResolved,
@@ -669,16 +670,14 @@ class Reading(RecordFacts):
         made (:func:`pdi.fragments.video.made_by_an_earlier_reading`), as :meth:`fragment_index` reads it: its
         frames last as long as a browser shows them (the kept index, where ffprobe cannot read it now)."""
         import pdi.archive.video as video
-        from pdi.fragments.video import CONTAINERS, MAGIC, made_by_an_earlier_reading
+        from pdi.fragments.video import CONTAINERS
 
         if record.media_type not in CONTAINERS:
             raise UnsupportedError(f"{scheme} on {record.media_type}: pdi reads regions of {', '.join(CONTAINERS)}")
         index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
         with checked_file(reader) as (path, descriptors):
-            if index is None:
-                index = probed(path, record.media_type, descriptors, (self.store.location, record.sha256))
-            elif bytes(index[:4]) == MAGIC and made_by_an_earlier_reading(index):
-                index = probed(path, record.media_type, descriptors, (self.store.location, record.sha256)) or index
+            index = video_index_now(index, lambda: probed(path, record.media_type, descriptors,
+                                                          (self.store.location, record.sha256)))
             result = video.frame_region(path, record.media_type, scheme, fragment.positions, index,
                                         pass_fds=descriptors)
         return Resolved(record_name(record, fragment=fragment), result.data, result.media_type, None, record, result)

@@ -74,13 +74,8 @@ class RecordFacts(ArchiveBase):
         the document is read anew at each request.
         """
         index = self.store.fragment_index(record.sha256, record.media_type, record.charset)
-        if index is None and record.media_type.startswith("video/"):
-            return self._probe_video(record)
-        if index is not None and bytes(index[:4]) == b"PDIV":  # a video's (pdi.fragments.video)
-            from pdi.fragments.video import made_by_an_earlier_reading as earlier_video
-
-            if earlier_video(index):  # its duration as an earlier reading read it: read as this pdi reads it
-                return self._probe_video(record) or index  # (the kept one, where ffprobe cannot read it now)
+        if record.media_type.startswith("video/"):
+            return video_index_now(index, lambda: self._probe_video(record))
         if index is not None and bytes(index[:4]) == b"PDIM":  # an element index (pdi.fragments.markup.index)
             from pdi.fragments.markup.index import made_by_an_earlier_reading
 
@@ -298,6 +293,17 @@ class RecordFacts(ArchiveBase):
         from pdi.fragments.video import VideoInfo
 
         return VideoInfo.from_bytes(index)
+
+
+def video_index_now(kept: bytes | None, probe: Callable[[], bytes | None]) -> bytes | None:
+    """A video's index as this pdi reads the video: ``kept`` (its fragment index), unless there is none or an earlier
+    reading made it (:func:`pdi.fragments.video.made_by_an_earlier_reading`: its duration may not be this one's);
+    then what ``probe`` reads now, or ``kept`` where it reads nothing (ffprobe missing, or past its bounds)."""
+    from pdi.fragments.video import MAGIC, made_by_an_earlier_reading
+
+    if kept is not None and not (bytes(kept[:4]) == MAGIC and made_by_an_earlier_reading(kept)):
+        return kept
+    return probe() or kept
 
 
 def probed(path: str, media_type: str, descriptors: tuple[int, ...], octets: tuple[str, str]) -> bytes | None:
