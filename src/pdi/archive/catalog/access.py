@@ -99,7 +99,8 @@ class AccessPart(CatalogBase):
             # the series' row first (its count of changes is written on it), as a change of the series' access
             # holds it before it dates the documents: the document first waited for the series' row while the
             # access change waited for the document, and PostgreSQL refused one ("deadlock detected")
-            self._query("SELECT 1 FROM series WHERE name = ?" + self.for_no_key_update, (key.series,))
+            if self.for_no_key_update:  # (SQLite's one writer at a time holds everything already)
+                self._query("SELECT 1 FROM series WHERE name = ?" + self.for_no_key_update, (key.series,))
             doc = self._check_document(key, lock=True)
             if version is None:
                 rows = self._query("SELECT embargo_until FROM documents WHERE id = ?", (doc,))

@@ -166,7 +166,7 @@ class ImportsPart(CatalogBase):
             # change of their rules on them at its end, and a change of a series' access or an embargo holds the
             # series' row before its documents too (the other order waited on them while they waited on it, and
             # PostgreSQL refused one: "deadlock detected")
-            for names in pages(sorted({s.name for s in series}), MAX_PARAMETERS):
+            for names in pages(sorted({s.name for s in series}) if self.for_no_key_update else [], MAX_PARAMETERS):
                 self._query(f"SELECT name FROM series WHERE name IN ({', '.join('?' * len(names))}) ORDER BY name"
                             + self.for_no_key_update, names)
             self._secure(staged)
