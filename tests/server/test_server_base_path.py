@@ -84,6 +84,8 @@ def names(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict
             "wav": str(archive.add(S, sound.getvalue(), format="wav")),
             "pdf": str(archive.add(S, (DATA / "pdf" / "tracemonkey.pdf").read_bytes(), format="pdf")),
             "mail": str(archive.add(S, (DATA / "email" / "msg_07.txt").read_bytes(), format="rfc822")),
+            # a body of 5,000 lines: three pages, linked to each other (pdi.server.pages.body_pages)
+            "paged": str(archive.add(S, b"Subject: paged\r\n\r\n" + b"a line\r\n" * 5_000, format="rfc822")),
             "page": str(archive.deposit(S, [Content(b"<h1>News</h1><p>the minutes</p>", "html")],
                                         foreign_id=PAGE_URL)[0]),
         }
@@ -110,7 +112,7 @@ def _pages(names: dict[str, str]) -> list[str]:
              f"/view?pdi={_q(names['withdrawn'])}", f"/view?pdi={_q(names['text'].rsplit('.', 2)[0])}"]
     pages += [f"/view?pdi={_q(v)}" for k, v in names.items() if k != "withdrawn"]
     pages += [f"/thread?pdi={_q(names['mail'])}", f"/view?pdi={_q(names['page'])}&select=1", f"/view?pdi={_q(names['page'])}&view=source",
-              f"/view?pdi={_q(names['text'])}%23line=1"]
+              f"/view?pdi={_q(names['text'])}%23line=1", f"/view?pdi={_q(names['paged'])}&page=2"]
     return pages
 
 
@@ -132,6 +134,16 @@ def test_every_pages_urls_are_under_the_base_urls_path(names: tuple[Path, dict[s
             outside += [(path, *p) for p in paths if not p[2].startswith("/pdi/")]
             assert '<html data-site="/pdi" lang="en">' in answer.text, path
     assert not outside, outside
+
+
+def test_a_message_bodys_pages_link_each_other_under_the_path(names: tuple[Path, dict[str, str]]) -> None:
+    # 5,000 lines: pages of 2,000 lines, three of them; page 2 links the first, previous (1), next and last (3)
+    location, named = names
+    with _client(location, BASE) as client:
+        answer = client.get(f"/view?pdi={_q(named['paged'])}&page=2", headers={"Accept": "text/html"})
+    links = [v for t, k, v in _paths_named(answer.text) if t == "a" and "&page=" in v]
+    view = f"/pdi/view?pdi={_q(named['paged'])}&page="
+    assert links == [view + n for n in "1133" * 2], links  # the bar above the text, and again under it
 
 
 def test_the_catalogue_reached_at_several_depths_links_the_same_absolute_paths(

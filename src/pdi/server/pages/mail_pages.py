@@ -3,7 +3,8 @@
 ``/view?pdi=NAME`` of a message (``message/rfc822``) shows its header fields
 (From, To, Cc, Date, Subject, Message-ID, In-Reply-To), a link to its thread,
 its parts (each fetched by ``#part=N`` with its own media type), and its
-body's text in the text viewer's ``<pre>`` (:mod:`pdi.server.pages.viewer`):
+body's text in the text viewer's ``<pre>`` (:mod:`pdi.server.pages.viewer`), a page at a time
+(:mod:`pdi.server.pages.body_pages`):
 the passage a ``char`` or ``line`` fragment names marked, and select → cite
 naming ``#char=a,b`` of the body's text, checked against ``N2R`` as for a
 text.
@@ -106,15 +107,16 @@ def _view(name: str) -> str:
 
 
 def message_section(
-    whole: Resolved, chosen: int | None = None, mail: Mail | None = None, *, shown: int | None = None
+    whole: Resolved, chosen: int | None = None, mail: Mail | None = None
 ) -> tuple[str, str, str | None]:
-    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), its body's text, and its
-    Subject (:func:`subject_of`, what its page is headed with); the
-    part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so above the list.
+    """The header fields, thread link and parts of the message ``whole`` (escaped HTML), its body's text (whole:
+    its page shows a page of it, :mod:`pdi.server.pages.body_pages`), and its Subject (:func:`subject_of`, what
+    its page is headed with); the part numbered ``chosen`` (the one a ``#part=`` name names) marked, and said so
+    above the list.
 
     ``mail``: the message read by its structure (:func:`pdi.mail.large.read_large`; ``whole`` only located, its
-    octets never held): each part listed with its size as written, and its body's text at most ``shown``
-    characters (said so), or a note where its body is past what is read of it."""
+    octets never held): each part listed with its size as written, and its body's text, or a note where its body
+    is past what is read of it."""
     from pdi.errors import LimitError
     from pdi.fragments.email_text import message_body_text
     from pdi.mail.large import read_mail
@@ -163,7 +165,7 @@ def message_section(
     )
     subject = subject_of(mail)
     if large:
-        return (*_large_body(section, mail, name, shown), subject)
+        return (*_large_body(section, mail, name, whole.record.sha256), subject)
     try:
         text = message_body_text(whole.data, mail)  # made once a process (pdi.fragments.email_text)
     except LimitError as exc:  # its header fields and parts are shown all the same
@@ -213,11 +215,13 @@ def part_text(name: str, index: int, media_type: str, charset: str | None, head:
             f'<pre id="part-text" dir="auto" tabindex="0">\n{html.escape(words)}</pre></section>')  # its own first line end kept
 
 
-def _large_body(section: str, mail: Mail, name: str, shown: int | None) -> tuple[str, str]:
-    """The body's text of a message read by its structure, at most ``shown`` characters, with the notes that say
-    what is not shown: a body past :data:`pdi.mail.large.MAX_BODY_OCTETS` is not read (its part's name fetches it)."""
+def _large_body(section: str, mail: Mail, name: str, sha256: str) -> tuple[str, str]:
+    """The body's text of a message read by its structure (made once a process for its octets, whose SHA-256 is
+    ``sha256``, as its passages' is: :func:`pdi.fragments.email_text.large_message_body_text`), with the note that
+    says what is not shown: a body past :data:`pdi.mail.large.MAX_BODY_OCTETS` is not read (its part's name
+    fetches it)."""
     from pdi.errors import LimitError
-    from pdi.fragments.email_text import body_text
+    from pdi.fragments.email_text import body_text, large_message_body_text
     from pdi.mail.large import MAX_BODY_OCTETS, body_unread
 
     unread = body_unread(mail)
@@ -232,18 +236,12 @@ def _large_body(section: str, mail: Mail, name: str, shown: int | None) -> tuple
         )
         return section, ""
     try:
-        text = body_text(mail)
+        text = large_message_body_text(sha256, lambda: body_text(mail))
     except LimitError as exc:  # its header fields and parts are shown all the same
         section += f'<p class="note">Its body text is not shown: {html.escape(str(exc))}</p>'
         return section, ""
     if not text:
         section += '<p class="note">This message has no body text (no text/plain or text/html part that is not an attachment).</p>'
-    elif shown is not None and len(text) > shown:
-        section += (
-            f'<p class="note" id="body-cut">Its body text is {len(text):,} characters: the first {shown:,} are shown'
-            " below. A passage past them is named and fetched as any other (<code>#char=a,b</code>).</p>"
-        )
-        text = text[:shown]
     return section, text
 
 

@@ -445,6 +445,7 @@ RULE_WORDS = {
     "x-coordinate": "a point's x of the fragment", "y-coordinate": "a point's y of the fragment",
     "citation": "the citation", "citation-specifier": "the citation, after the @",
     "origin-position": "the citation's position", "limit": "the limit= of the address",
+    "page": "the page= of the address",
     "query": "the words searched for", "q": "the words searched for",
 }
 

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, Response
 from pdi.archive import Archive, CitationResolved
 from pdi.errors import NotFoundError, ParseError, PDIError
 from pdi.identifier import PDI
-from pdi.server.http.params import optional
+from pdi.server.http.params import integer, optional
 from pdi.server.http.problems import Problem
 from pdi.server.http.site import base_of, origin_of
 from pdi.server.pages.layout import MAIN, breakable, in_order, shown_url
@@ -54,12 +54,14 @@ class ReaderApp:
         name: str | None = None
         try:
             name = pasted(optional(request, "pdi"))
+            # a message's body by pages (pdi.server.pages.body_pages): a number from 1, else a 400 saying so
+            page = integer(request, "page", 0, least=1) or None
             if not name:
                 return HTMLResponse(await anyio.to_thread.run_sync(render_home, self.archive))
             alias = None  # a browser's fragment (#t=, #xywh=, #:~:text=): the native name it equals, as pdi get reads it
             if alias_fragment(name) is not None:
                 alias = await self.work.run(native_names, self.archive, name)
-            if self.replay is not None and optional(request, "view") != "source":
+            if self.replay is not None and optional(request, "view") != "source" and page is None:
                 origin = self.replay.origin_for(request)
                 select = optional(request, "select") == "1"
                 replayed = functools.partial(render_replay_page, scripts=self.replay.scripts, select=select)
@@ -72,8 +74,9 @@ class ReaderApp:
                     policy = frame_page_policy(origin, framed, select=select)
                     return HTMLResponse(shown, headers={"content-security-policy": policy})
             source = self.replay is not None and optional(request, "view") == "source"  # of a page replayed here
-            viewed = _later_note(await self.work.run(functools.partial(render_view, replayed=source), self.archive,
-                                                     name, alias), optional(request, "later"), name)
+            viewing = functools.partial(render_view, replayed=source, page=page)
+            viewed = _later_note(await self.work.run(viewing, self.archive, name, alias), optional(request, "later"),
+                                 name)
             viewed = await self._with_citation(viewed, name)
             return HTMLResponse(viewed, headers={"content-security-policy": view_policy(origin_of(request))})
         except PDIError as exc:

@@ -65,7 +65,7 @@ from pdi import formats
 from pdi._wording import byte_size, clipped
 from pdi.archive import Archive, Generic, Resolved
 from pdi.archive.store import RepresentationRecord
-from pdi.errors import LimitError
+from pdi.errors import LimitError, ParseError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.http.site import at
@@ -100,6 +100,7 @@ from pdi.server.pages.viewer_script import SCRIPT
 if TYPE_CHECKING:
     from pdi.interop.aliases import Alias
     from pdi.mail.message import Mail
+    from pdi.server.pages.body_pages import BodyPage
 
 #: The longest text the viewer shows in one page (characters); longer ones are cut by fragment only.
 MAX_VIEW = 16 << 20
@@ -114,10 +115,6 @@ WINDOW_FROM = 1 << 20
 #: (an e-mail, an aggregate, a file of another kind) by its facts and a link to its octets. Each page a stranger asks
 #: for so holds at most this much of a document, whatever its size.
 MAX_READ = 32 << 20
-
-#: The most characters of a large message's body text its page shows (:func:`_message_page`): its passages are
-#: named from its start all the same; the rest is had by ``#char=`` or its part's name.
-MAX_MAIL_TEXT = 1 << 20
 
 #: Characters of context shown on each side of a passage in a window.
 CONTEXT = 20_000
@@ -218,12 +215,16 @@ def _page(title: str, body: str, script: str = "", *, name: str) -> str:
     return page(title, body, script=script, style=_STYLE if script else "", name=name)
 
 
-def render_view(archive: Archive, name: str, alias: Alias | None = None, *, replayed: bool = False) -> str:
+def render_view(
+    archive: Archive, name: str, alias: Alias | None = None, *, replayed: bool = False, page: int | None = None
+) -> str:
     """The page for ``name``: the whole representation, what its fragment selects marked.
 
     A browser's fragment (``#t=``, ``#xywh=``, ``#:~:text=``) is read as the native name it equals, as
     ``pdi get`` and N2R read it (:mod:`pdi.interop.aliases`), and the page says which (``alias``: already read).
     ``replayed``: this is the source of a page the resolver replays (``&view=source``), which it links back to.
+    ``page``: the page of an e-mail message's body to show (``&page=N``, from 1; :mod:`pdi.server.pages.body_pages`);
+    given for any other document, a :class:`~pdi.errors.ParseError` (only a message's body is shown by pages).
     """
     from pdi.interop.aliases import alias_fragment, native_names
 
@@ -241,6 +242,10 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
     parsed = PDI.parse(name)
     whole_name = parsed.without_fragment()
     located = archive.locate(whole_name)
+    if page is not None and (isinstance(located, Generic) or located.record.media_type != "message/rfc822"):
+        shown_as = "a document's page" if isinstance(located, Generic) else located.record.media_type
+        raise ParseError(f"page={page} pages the body of an e-mail message; {whole_name} is {shown_as}, shown whole:"
+                         " leave page= out", rule="page")
     if isinstance(located, Generic):
         return render_document(archive, located, name)
     record = located.record
@@ -339,7 +344,7 @@ def render_view(archive: Archive, name: str, alias: Alias | None = None, *, repl
         if windowed and mail is None:
             whole = archive.read(located)
         return _message_page(whole, selected, below, tab, name, mail, _part_words(archive, selected, mail),
-                             parsed=parsed, titled=titled)
+                             parsed=parsed, titled=titled, number=page)
     if family in ("text", "html", "xml"):
         return _text_page(archive, whole, selected, head, tab, name)
     if family == "image":
@@ -503,7 +508,7 @@ def _text_page(archive: Archive, whole: Resolved, selected: Resolved | None, hea
 
 def _message_page(
     whole: Resolved, selected: Resolved | None, below: str, tab: str, name: str, mail: Mail | None = None,
-    words: tuple[bytes, int] | None = None, *, parsed: PDI, titled: str | None = None,
+    words: tuple[bytes, int] | None = None, *, parsed: PDI, titled: str | None = None, number: int | None = None,
 ) -> str:
     """An e-mail: its header fields, thread and parts, and its body's text in the text viewer (docs/email.md);
     ``words``: the first octets of the text part a ``#part=N`` names and its size (:func:`_part_words`), shown
@@ -515,8 +520,20 @@ def _message_page(
     message without a Subject (or a capture's, headed by its URL) is headed by its name, as other documents are.
 
     ``mail``: a message of more than :data:`pdi.mail.large.STREAMED_FROM` octets read by its structure
-    (``whole`` only located): its parts listed with their sizes as written, its body's text shown up to
-    :data:`MAX_MAIL_TEXT` characters."""
+    (``whole`` only located): its parts listed with their sizes as written.
+
+    Its body's text is shown a page at a time (:mod:`pdi.server.pages.body_pages`): page ``number`` (``page=``
+    of the address), else the page holding the start of the passage its name marks, else the first; the passage
+    marked where it is on the page shown. The ``<pre>`` says where the page starts (``data-offset``), so that a
+    selection in it is named by its place in the whole body's text."""
+    from pdi.server.pages.body_pages import (
+        PAGING_STYLE,
+        body_page,
+        kept_page_table,
+        page_holding,
+        page_href,
+        paging,
+    )
     from pdi.server.pages.mail_pages import MESSAGE_STYLE, message_section, part_text, shown_field
 
     if mail is None and whole.record.size > 4 * MAX_VIEW:
@@ -524,7 +541,7 @@ def _message_page(
     chosen = selected.fragment if selected is not None else None
     # a part's name (#part=N, cid:, a file name) ranges over its number: that part is marked in the list
     part = chosen.ranges[0].start if chosen is not None and chosen.scheme == "part" and chosen.ranges else None
-    section, text, subject = message_section(whole, part, mail, shown=MAX_MAIL_TEXT)
+    section, text, subject = message_section(whole, part, mail)
     if subject and captured_url(parsed) is None:
         head = (f'<h1 class="subject">{shown_field(subject)}</h1>'
                 f'<p class="name-line"><code>{breakable(parsed)}</code></p>{below}')
@@ -536,20 +553,48 @@ def _message_page(
     start = end = None
     if chosen is not None and chosen.ranges and chosen.scheme in ("char", "line"):
         start, end = chosen.ranges[0].start, chosen.ranges[-1].end  # code points of the body's CRLF-canonical text
+    table = kept_page_table(whole.record.sha256, text)
+    shown = body_page(table, text, number if number is not None else
+                      page_holding(table, start) if start is not None else 1)
+    marked = start is not None and end is not None and _on_page(shown, start, end)
+    to_passage = ""
+    if marked:
+        assert start is not None and end is not None
+        to_passage = _to_passage(selected)
+        if end > shown.end:
+            to_passage += ('<p class="note" id="passage-goes-on">The passage marked goes on on the'
+                           f' <a href="{page_href(name, shown.number + 1)}">next page</a>.</p>')
+        start, end = max(start, shown.start) - shown.start, min(end, shown.end) - shown.start
+    elif start is not None and chosen is not None and not chosen.past_end:  # on another page: a link to it
+        to_passage = (f'<p class="to-passage">The passage named is on page {page_holding(table, start):,}:'
+                      f' <a href="/view?pdi={quote(name, safe="")}#passage">go to it</a></p>')
+        start = end = None
     hint = (
         "Select a passage of the body to get its name: the PDI, <code>#char=a,b</code>, the characters after the"
         " first <var>a</var> of the message's body text (shown below) up to the <var>b</var>th, line ends"
         f" included ({COUNTING_LINK}). A part is named <code>#part=N</code>,"
         " <code>#part=cid:ID</code> or by its file name."
     )
+    piece = text[shown.start : shown.end]
+    del text
     body = (
-        f"{head}{section}{_to_passage(selected) if start is not None else ''}"
+        f"{head}{section}{to_passage}"
         # one name only: the body's text is no entity of its own, so neither an RFC 5147 URL nor a browser's
         # fragment names it, and annotations quote a text, a page or a PDF
-        f"{cite_panel(hint, cite_button=True, cited=opened_name(name, selected, start is not None or part is not None))}"
-        f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}">\n{_shown(text, start, end)}</pre>'
+        f"{cite_panel(hint, cite_button=True, cited=opened_name(name, selected, marked or part is not None))}"
+        f"{paging(shown, name, number, where='top')}"
+        f'<pre id="text" dir="auto" {_TEXT_KEYS} data-pdi="{html.escape(str(whole.pdi))}" data-offset="{shown.start}">'
+        f"\n{_shown(piece, start, end)}</pre>{paging(shown, name, number, where='end')}"
     )
-    return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE, name=name)
+    return page(tab, body, script=SCRIPT, style=_STYLE + MESSAGE_STYLE + PAGING_STYLE, name=name)
+
+
+def _on_page(shown: BodyPage, start: int, end: int) -> bool:
+    """Whether the passage ``[start, end)`` of a body's text is (at least in part) on the page ``shown``: an empty
+    one, a place, where it stands (one at the end of the text on the last page)."""
+    if start == end:
+        return shown.start <= start < shown.end or (start == shown.end and shown.number == shown.pages)
+    return start < shown.end and end > shown.start
 
 
 def _window_page(archive: Archive, whole: Resolved, selected: Resolved | None, head: str, tab: str, name: str) -> str:
