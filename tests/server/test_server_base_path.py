@@ -3,16 +3,20 @@
 Every page's every URL attribute (read by the standard library's ``html.parser``, as a browser reads attributes)
 that names a path names one under ``/pdi/``; the pages' scripts are told the path (``<html data-site>``); a
 redirect's ``Location`` and a ``Link``'s targets of the app's own paths are under it too; absolute URLs made from
-the base URL were already. With no base URL, or one at a host's root, the pages are as they were.
+the base URL were already. With no base URL, or one at a host's root, the pages are as they were. Over a socket, on
+``pdi serve``'s own connections: the answers the connection sends again from the cache (N2R's, N2L's ``302``, a
+``304``) are the octets the app sent the first time, their paths under the path once.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import subprocess
 import urllib.parse
 import wave
 from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,14 +25,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openapi_spec_validator import validate
 from PIL import Image
+from server_helpers import exchange, in_thread
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
 from pdi.archive import Archive, Content
 from pdi.server import create_app
-from pdi.server.http.site import SitePath, site, site_path
+from pdi.server.http.preconditions import Preconditions
+from pdi.server.http.site import SITED, SitePath, site, site_path
 from pdi.server.pages.layout import esc, page
 from pdi.server.pages.replay_frame import ReplaySite
+from pdi.server.process.connection import answering_protocol
 
 S = "library.example.us"
 BASE = "http://testserver/pdi/"
@@ -256,6 +264,113 @@ def test_the_middleware_moves_root_relative_fields_alone() -> None:
                                       ' rel="timegate", <//b.example/y>; rel="other"')
     assert answer.headers["x-other"] == "/as/it/was"
     assert site.get() == ""
+
+
+def test_the_middleware_leaves_an_answer_whose_paths_are_under_the_path_already() -> None:
+    # an answer the cache keeps, made under /pdi where it was made (SITED), and its 304 made by Preconditions
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, SITED: True, "headers": [
+            (b"etag", b'"t"'), (b"content-location", b"/pdi/uri-res/N2R?x"),
+            (b"link", b'</pdi/uri-res/N2R?x#t=npt:1.000,2.000>; rel="alternate"')]})
+        await send({"type": "http.response.body", "body": b"x"})
+
+    client = TestClient(SitePath(Preconditions(app), "http://testserver/pdi/"))
+    whole, unchanged = client.get("/uri-res/N2R?x"), client.get("/uri-res/N2R?x", headers={"If-None-Match": '"t"'})
+    assert whole.status_code == 200 and whole.headers["content-location"] == "/pdi/uri-res/N2R?x"
+    assert whole.headers["link"] == '</pdi/uri-res/N2R?x#t=npt:1.000,2.000>; rel="alternate"'
+    # RFC 9110 §15.4.5: the 304 repeats the 200's Content-Location, as it was
+    assert unchanged.status_code == 304 and unchanged.headers["content-location"] == "/pdi/uri-res/N2R?x"
+
+
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    root = tmp_path_factory.mktemp("base-path-clips")
+    video = root / "clip.webm"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3",
+                    "-c:v", "libvpx-vp9", str(video)], check=True, timeout=120)
+    with Archive.init(root / "archive") as archive:
+        archive.add_series(S)
+        found = {"text": str(archive.add(S, b"The minutes of the meeting.\nA second line.\n", format="text")),
+                 "video": str(archive.add(S, video.read_bytes(), format="webm"))}
+    return str(root / "archive"), found
+
+
+@contextmanager
+def _on_connections(app: Starlette, *, public: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """``app`` on pdi serve's own connections, in a thread, answering from its cache (and, ``public``, making the
+    plain N2R and N2L it does not hold yet, as pdi serve's do): its port, and the paths of the requests that
+    reached the app (those the connection answered itself do not)."""
+    heard: list[str] = []
+
+    async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            heard.append(scope["path"])
+        await app(scope, receive, send)
+
+    protocol = answering_protocol(10, app.state.cache, None, app.state.public if public else None)
+    with in_thread(counted, host="127.0.0.1", port=0, log_level="warning", http=protocol) as server:
+        yield server.servers[0].sockets[0].getsockname()[1], heard
+
+
+def _asked(service: str, name: str, **fields: str) -> bytes:
+    lines = [f"GET /uri-res/{service}?{name.replace('#', '%23')} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{key.replace('_', '-')}: {value}" for key, value in fields.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _field(answer: bytes, name: str) -> str | None:
+    for line in answer.split(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        key, _, value = line.partition(b": ")
+        if key.lower() == name.encode():
+            return value.decode("latin-1")
+    return None
+
+
+# /uri-res: a path of the app's own, which a path made under it twice (/uri-res/uri-res/uri-res/N2R) or not at all
+# would show, and which only an answer's mark, not its path's shape, tells from one under it once
+@pytest.mark.parametrize("base_url", [BASE, "http://testserver/uri-res/"])
+def test_the_connections_answers_from_the_cache_are_the_apps_under_the_path(
+    clips: tuple[str, dict[str, str]], base_url: str,
+) -> None:
+    location, named = clips
+    text, video = named["text"], named["video"]
+    prefix = urllib.parse.urlsplit(base_url).path.rstrip("/")
+    with TestClient(create_app(location)) as client:  # the name's tag, for the 304 asked first
+        tag = client.get(f"/uri-res/N2R?{text}").headers["etag"]
+    requests = [
+        _asked("N2R", text, If_None_Match=tag),  # a 304 (its validator kept)
+        _asked("N2R", text),  # the bytes (kept whole)
+        _asked("N2L", text),  # the versioned name's 302 (its fact kept)
+        _asked("N2L", text + "#line=1"),  # the 302 of a name with a fragment (kept under its key)
+        _asked("N2R", video + "#msec=1250,2500"),  # a clip: the whole video, Content-Location and a Link
+        _asked("N2Ls", text),  # never kept: the app answers it each time
+    ]
+    with _on_connections(create_app(location, base_url=base_url)) as (port, heard):
+        first = exchange(port, requests)
+        assert heard == ["/uri-res/N2R", "/uri-res/N2R", "/uri-res/N2L", "/uri-res/N2L", "/uri-res/N2R",
+                         "/uri-res/N2Ls"]
+        again = exchange(port, requests)
+        assert heard[6:] == ["/uri-res/N2Ls"], "the connection did not answer from the cache what it holds"
+    assert again == first  # the octets (the Date aside) of each answer: the app's, the connection's
+    assert [a.split(b" ", 2)[1] for a in first] == [b"304", b"200", b"302", b"302", b"200", b"200"]
+    assert _field(first[0], "location") is None and _field(first[0], "content-location") is None
+    assert _field(first[2], "location") == f"{prefix}/uri-res/N2R?{text}"
+    assert _field(first[3], "location") == f"{prefix}/uri-res/N2R?{text}%23line=1"
+    assert _field(first[4], "content-location") == f"{prefix}/uri-res/N2R?{video}"
+    clip = f'<{prefix}/uri-res/N2R?{video}#t=npt:1.250,2.500>; rel="alternate"; type="video/webm"'
+    assert clip in (_field(first[4], "link") or ""), first[4][:600]
+    # N2R's Memento links and N2Ls' locations are absolute URLs made from the base URL, its path kept
+    targets = re.findall(r"<([^>]*)>", _field(first[1], "link") or "")
+    under = tuple(base_url + path for path in ("uri-res/N2R?", "timegate/", "timemap/link/"))
+    assert len(targets) == 5 and all(t.startswith(("urn:", *under)) for t in targets), targets
+    assert first[5].split(b"\r\n\r\n", 1)[1].decode().split("\r\n")[1] == f"{base_url}uri-res/N2R?{text}"
+
+    # the connection's own first answers (pdi serve's: the plain N2R, N2L and 304 made without the app) are the same
+    with _on_connections(create_app(location, base_url=base_url), public=True) as (port, heard):
+        made = exchange(port, requests)
+        assert heard == ["/uri-res/N2L", "/uri-res/N2R", "/uri-res/N2Ls"]  # a fragment's and N2Ls' alone
+        assert exchange(port, requests) == made and heard[3:] == ["/uri-res/N2Ls"]
+    assert made == first
 
 
 @pytest.mark.parametrize(("base_url", "path"), [(BASE, "/pdi/"), (None, "/"), ("http://testserver/", "/")])

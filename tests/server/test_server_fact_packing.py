@@ -50,17 +50,23 @@ def _names_of(query: bytes) -> tuple[str, str]:
     return name, name.rsplit(".", 2)[0]
 
 
-@given(_names(), st.binary(max_size=64), st.booleans())
-def test_a_fact_packed_from_its_tag_is_the_fact_of_its_answer(query: bytes, octets: bytes, n2l: bool) -> None:
+#: The path of a base URL (pdi serve --base-url https://host/pdi/: pdi.server.http.site), or none (a host's root).
+_SITES = st.sampled_from([b"", b"/pdi", b"/uri-res", b"/a/b%20c"])
+
+
+@given(_names(), st.binary(max_size=64), st.booleans(), _SITES)
+def test_a_fact_packed_from_its_tag_is_the_fact_of_its_answer(
+    query: bytes, octets: bytes, n2l: bool, site: bytes,
+) -> None:
     etag = f'"{hashlib.sha256(octets).hexdigest()}"'
     names = _names_of(query)
-    kept = located(b"/uri-res/N2R?" + query, names, True, etag) if n2l else Validator(
+    kept = located(site + b"/uri-res/N2R?" + query, names, True, etag) if n2l else Validator(
         etag, SHARED_VALIDATOR_FIELDS, names, True)
     fact = fact_of(kept)
     assert fact is not None
     general, short = ResponseCache(), ResponseCache()
     general.learn(query, fact)
-    short.learn_told(query, etag, n2l)
+    short.learn_told(query, etag, n2l, site)
     assert short._facts == general._facts and short.fact_bytes == general.fact_bytes > 0
     assert short.fact(query) == general.fact(query) == fact
     for asked in (True, False):
@@ -68,7 +74,7 @@ def test_a_fact_packed_from_its_tag_is_the_fact_of_its_answer(query: bytes, octe
     if n2l:  # the 302 to the N2R of the name as spelled (RFC 2169), told by the fact alone
         found = short.known_wire(query, True, None)
         assert found is not None and found[0] == 302
-        assert b"\r\nlocation: /uri-res/N2R?" + query + b"\r\n" in found[1]
+        assert b"\r\nlocation: " + site + b"/uri-res/N2R?" + query + b"\r\n" in found[1]
 
 
 @given(_names(), st.binary(max_size=64), st.booleans(), st.booleans())

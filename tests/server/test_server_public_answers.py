@@ -420,9 +420,12 @@ def test_a_locations_fields_are_those_starlette_gives_a_redirect(name: str) -> N
     from pdi.server.protocol.rfc2169 import n2r_path
 
     redirect = RedirectResponse(n2r_path(name), status_code=302)
-    made = _fixed((name, name.rsplit(".", 2)[0]), True, None)
+    made = _fixed((name, name.rsplit(".", 2)[0]), True, None, b"")
     assert made.headers == (*redirect.raw_headers, (b"x-content-type-options", b"nosniff"),
                             (b"vary", BY_READER.encode("latin-1")))
+    # under a base URL's path, its Location is that path and Starlette's Location (RFC 3986 §4.2: root-relative)
+    (key, value), = [(k, v) for k, v in redirect.raw_headers if k == b"location"]
+    assert _fixed((name, name.rsplit(".", 2)[0]), True, None, b"/pdi").headers[1] == (key, b"/pdi" + value)
 
 
 def test_a_fact_packs_and_unpacks_to_itself() -> None:

@@ -12,6 +12,7 @@ from pdi.server.http.conditional import if_match_holds, tag_matches
 from pdi.server.http.middleware import SENDFILE_EXTENSION as ZEROCOPY
 from pdi.server.http.middleware import HTTPMiddleware
 from pdi.server.http.problems import problem_body
+from pdi.server.http.site import SITED
 
 #: The fields of a ``200`` its ``304`` keeps (RFC 9110 §15.4.5: those "that would have been sent in a 200", and no
 #: other representation metadata), and the CORS fields that let a script of another origin read it.
@@ -70,7 +71,9 @@ class Preconditions(HTTPMiddleware):
                     dropped = True
                     kept = [(k, v) for k, v in headers
                             if k.lower() in _NOT_MODIFIED_FIELDS or k.lower().startswith(b"access-control-")]
-                    await send({"type": "http.response.start", "status": 304, "headers": kept})
+                    # its Content-Location as the answer's was: under the base URL's path already, or not yet
+                    await send({"type": "http.response.start", "status": 304, "headers": kept,
+                                **({SITED: True} if message.get(SITED) else {})})
                     await send({"type": "http.response.body", "body": b""})
                     return
             await send(message)

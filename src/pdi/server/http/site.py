@@ -13,9 +13,11 @@ the base means the same from every one. It is put in where a page is assembled
 (:func:`pdi.server.pages.layout.page`, :func:`in_pages`) rather than at each link, so that a page's code writes the
 paths its routes have and none of them can be missed; a page's script reads it from its ``<html data-site>``. The
 ``Location``, ``Content-Location`` and ``Link`` fields of every answer of the app that name a path of it are moved
-under it too (:class:`SitePath`), and so the connection does not answer from the cache itself under a path
-(:func:`pdi.server.process.run._uvicorn`: those answers pass no middleware). The origin and base URL a page names (the
-viewer's policy, a tombstone's citation) are the base URL's there (:func:`origin_of`, :func:`base_of`): the request's
+under it too (:class:`SitePath`), but for the answers the cache keeps (N2R's, N2L's ``302``, a ``304``), which the
+connection sends again without any middleware (:mod:`pdi.server.process.connection`): their paths are made under
+it where they are made (:attr:`pdi.server.protocol.resolver.Resolver.site`; a name's kept N2L ``Location`` with
+them), and the app sends them marked :data:`SITED`, which :class:`SitePath` leaves as they are. The origin and base
+URL a page names (the viewer's policy, a tombstone's citation) are the base URL's there (:func:`origin_of`, :func:`base_of`): the request's
 ``Host`` is the proxy's way to pdi. The sign-in cookie's ``Path`` and ``/openapi.json``'s server are the path too.
 Without a base URL, or one at a host's root, the path is empty and nothing changes.
 """
@@ -33,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pdi.server.http.middleware import HTTPMiddleware
 
-__all__ = ["SitePath", "at", "base_of", "in_pages", "origin_of", "site", "site_path"]
+__all__ = ["SITED", "SitePath", "at", "base_of", "in_pages", "origin_of", "site", "site_path"]
 
 #: The path of the base URL of the request being answered, without its last ``/`` (``/pdi``); empty at a root.
 site: contextvars.ContextVar[str] = contextvars.ContextVar("pdi_site", default="")
@@ -99,14 +101,19 @@ def in_pages(document: str) -> str:
 _PATH_FIELDS: Final = frozenset({b"location", b"content-location"})
 #: A ``Link`` field's target that is a root-relative path (``</api/manifest?…>``).
 _LINK_TARGET: Final = re.compile(rb"<(/(?!/))")
+#: A key of an answer's ``http.response.start`` message, true when its paths are under the base URL's path already
+#: (an answer the cache keeps, made there: :class:`pdi.server.protocol.entity_answers.RawResponse`,
+#: :class:`pdi.server.process.cache.CachedAnswers`): :class:`SitePath` does not move them twice. A key, not a path's
+#: shape: a path of the app may begin as the base URL's does (``--base-url https://host/series/`` and ``/series/S``).
+SITED: Final = "pdi.sited"
 
 
 class SitePath(HTTPMiddleware):
     """ASGI middleware: :data:`site` is :func:`site_path` of ``base_url`` while a request is answered,
     and an answer's ``Location`` and ``Content-Location`` that are a root-relative path (``/uri-res/N2R?…``, a
     sign-in's way back) and the root-relative targets of its ``Link`` are moved under it. Absolute URLs (made from
-    the base URL already) are left as they are; a path an answer's body names is the handler's to write with
-    :func:`at`."""
+    the base URL already) are left as they are, and so are those of an answer marked :data:`SITED`; a path an
+    answer's body names is the handler's to write with :func:`at`."""
 
     def __init__(self, app: ASGIApp, base_url: str | None = None) -> None:
         super().__init__(app)
@@ -121,7 +128,7 @@ class SitePath(HTTPMiddleware):
         prefix = self._bytes
 
         async def moved(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            if message["type"] == "http.response.start" and not message.get(SITED):
                 headers = []
                 for key, value in message.get("headers", []):
                     name = key.lower()

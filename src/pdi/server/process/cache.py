@@ -101,6 +101,7 @@ from pdi.server.http.conditional import (
 from pdi.server.http.cors import CrossOrigin, ReadPaths
 from pdi.server.http.metrics import cache_lookup
 from pdi.server.http.readers import BY_READER, varying_also
+from pdi.server.http.site import SITED
 
 #: Bytes of whole answers a worker keeps by default (``pdi serve --cache-mib``).
 DEFAULT_CACHE_BYTES = 32 << 20
@@ -713,10 +714,11 @@ class ResponseCache:
         if packed is not None:
             self._keep_fact(query, packed)
 
-    def learn_told(self, query: bytes, etag: str, located: bool) -> None:
+    def learn_told(self, query: bytes, etag: str, located: bool, site: bytes = b"") -> None:
         """:meth:`learn` of the fact of a name asked by ``query`` spelled as :meth:`PDI.build` spells it (the caller
         matched it; no ``NUL``, ASCII), told by its entity tag ``etag`` (a SHA-256's, quoted), and, when ``located``,
-        by N2L's ``302`` to the N2R of that spelling (:func:`located`): what :meth:`Fact.pack` packs of that fact,
+        by N2L's ``302`` to the N2R of that spelling under ``site``, the base URL's path (:func:`located`; not
+        empty: kept as a ``Location`` of its own, :meth:`Fact.pack`): what :meth:`Fact.pack` packs of that fact,
         made without the fact. A fact kept already for ``query`` with the same tag is kept as it is (now the most
         recently used) unless ``located`` tells more: what :meth:`learn` of ``fact_of(answer)`` keeps when the
         resolver learns from an answer (its ``Location`` carried over), without a :class:`Fact` made, looked up or
@@ -731,7 +733,10 @@ class ResponseCache:
                 if old is not None and old[:32] == digest:
                     self._facts.move_to_end(query)
                     return
-            self._keep_fact(query, digest + query + b"\x00" if located else digest + query)
+            if not located:
+                self._keep_fact(query, digest + query)
+            else:  # its Location the N2R of the name (left out), or that under the base URL's path
+                self._keep_fact(query, digest + query + b"\x00" + (site + _N2R + query if site else b""))
 
     def _keep_fact(self, query: bytes, packed: bytes) -> None:
         cost = len(query) + len(packed) + _FACT_OVERHEAD
@@ -776,7 +781,8 @@ class CachedAnswers:
             cache_lookup(found is not None)
             if found is not None:
                 status, headers, body = found
-                await send({"type": "http.response.start", "status": status, "headers": headers})
+                # its paths kept under the base URL's path (pdi.server.http.site), as the connection sends them
+                await send({"type": "http.response.start", "status": status, "headers": headers, SITED: True})
                 await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
                 return
         await self.app(scope, receive, send)

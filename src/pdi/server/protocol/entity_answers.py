@@ -17,6 +17,7 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
+from starlette.types import Receive, Scope, Send
 
 from pdi._wording import shown_field
 from pdi.archive import Archive, Resolved
@@ -38,6 +39,7 @@ from pdi.server.http.conditional import (
 )
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import PRIVATE, by_cookie
+from pdi.server.http.site import SITED
 from pdi.server.process.cache import (
     IMMUTABLE,
     Entity,
@@ -300,13 +302,21 @@ def unmodified_since(headers: Mapping[str, str], modified: str | None) -> Proble
 
 
 class RawResponse(Response):
-    """A response whose headers are already encoded (those of an :class:`Entity`)."""
+    """A response whose headers are already encoded: those of an :class:`Entity`, N2L's ``302`` (:class:`~pdi.server.process.cache.Fixed`) or
+    a ``304`` (:class:`~pdi.server.process.cache.Validator`), what the cache keeps. Their paths were made under the
+    base URL's path already (the connection sends them again as they are kept): sent marked
+    :data:`~pdi.server.http.site.SITED`, they are not moved again."""
 
     def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
         self.status_code = status
         self.body = body
         self.raw_headers = headers
         self.background = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers,
+                    SITED: True})
+        await send({"type": "http.response.body", "body": self.body})
 
 
 def content_type_of(resolved: Resolved, *, whole: bool = False) -> str:
@@ -356,15 +366,15 @@ def video_time(resolved: Resolved) -> bool:
             and fragment.effective_scheme(resolved.record.format) in ("sec", "msec"))
 
 
-def with_clip(about: Mapping[str, str], resolved: Resolved) -> dict[str, str]:
+def with_clip(about: Mapping[str, str], resolved: Resolved, site: str = "") -> dict[str, str]:
     """``about`` with a clip's headers (:func:`clip_headers`), its ``Link`` joined to any already there."""
-    clip = clip_headers(resolved)
+    clip = clip_headers(resolved, site)
     if "Link" in about and "Link" in clip:
         clip["Link"] += ", " + about["Link"]
     return {**about, **clip}
 
 
-def clip_headers(resolved: Resolved) -> dict[str, str]:
+def clip_headers(resolved: Resolved, site: str = "") -> dict[str, str]:
     """What N2R says beside a video's time fragment, whose answer is the whole video (:mod:`pdi.fragments.video`).
 
     ``Content-Location``: the N2R of the whole version (the body is exactly
@@ -372,12 +382,13 @@ def clip_headers(resolved: Resolved) -> dict[str, str]:
     Media Fragments URI 1.0 temporal fragment of the interval
     (``#t=npt:1.000,2.500``, seconds to the millisecond), which a browser's
     player seeks to and stops at; none for an empty interval (``#sec=3,3``), which Media Fragments cannot
-    say (its ``t=a,b`` needs ``a`` before ``b``).
+    say (its ``t=a,b`` needs ``a`` before ``b``). Both paths under ``site``, the base URL's path, for an answer the
+    cache keeps (:data:`~pdi.server.http.site.SITED`); else the app's middleware moves them there.
     """
     fragment = resolved.fragment
     assert fragment is not None and fragment.interval is not None
     interval = fragment.interval
-    whole = n2r_path(resolved.pdi.without_fragment())
+    whole = site + n2r_path(resolved.pdi.without_fragment())
     if interval.end <= interval.start:
         return {"Content-Location": whole}
     clip = f"{whole}#t=npt:{interval.start / 1000:.3f},{interval.end / 1000:.3f}"

@@ -103,10 +103,14 @@ class PlainAnswers:
     """The answers of the module's docstring, for one archive; ``content_policy`` is what every N2R answer of an
     archived representation says in ``Content-Security-Policy``, ``origin(series)`` the base URL a mirrored series
     is copied from (``None``: this archive's own), told as the event loop may ask it
-    (:meth:`~pdi.server.protocol.mirrored.Locations.origin_at_once`)."""
+    (:meth:`~pdi.server.protocol.mirrored.Locations.origin_at_once`); ``site`` the base URL's path N2L's ``Location``
+    is under (empty at a host's root: :mod:`pdi.server.http.site`)."""
 
-    def __init__(self, archive: Archive, content_policy: str, origin: Callable[[str], str | None]) -> None:
+    def __init__(
+        self, archive: Archive, content_policy: str, origin: Callable[[str], str | None], site: bytes = b"",
+    ) -> None:
         self.archive = archive
+        self._n2r = site + b"/uri-res/N2R?"
         self._policy = content_policy.encode("latin-1")
         self._policy_field = (b"content-security-policy", self._policy)
         self._origin = origin
@@ -148,7 +152,7 @@ class PlainAnswers:
             etag = f'"{sha256}"'
             names = (name, name.rsplit(".", 2)[0])
             if n2l:
-                return located(b"/uri-res/N2R?" + query, names, True, etag)
+                return located(self._n2r + query, names, True, etag)
             return Validator(etag, SHARED_VALIDATOR_FIELDS, names, True)
         spelled = _SERIAL_NAME.fullmatch(query)
         if spelled is None:

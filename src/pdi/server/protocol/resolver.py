@@ -50,7 +50,7 @@ from pdi.server.http.conditional import (
 from pdi.server.http.params import integer, optional, required
 from pdi.server.http.problems import Problem
 from pdi.server.http.readers import PRIVATE
-from pdi.server.http.site import at
+from pdi.server.http.site import at, site_path
 from pdi.server.process.cache import (
     N2L_PATH,
     NOSNIFF,
@@ -120,11 +120,15 @@ class Resolver:
         self.archive = archive
         self.work = work
         self.base_url = base_url
+        #: The base URL's path (``/pdi``; empty at a host's root): the paths of the answers the cache keeps are made
+        #: under it here, as the connection sends them again without the app's middleware (:mod:`pdi.server.http.site`)
+        self.site = site_path(base_url)
+        self._site = self.site.encode("latin-1")
         self.cache = cache if cache is not None else ResponseCache(0)
         self.mementos = Mementos(archive)
         self.locations = Locations(archive)
         #: public_answer's answers to a serial name spelled canonically, from the catalog's row alone
-        self.plain = PlainAnswers(archive, ARCHIVED_CONTENT_POLICY, self.locations.origin_at_once)
+        self.plain = PlainAnswers(archive, ARCHIVED_CONTENT_POLICY, self.locations.origin_at_once, self._site)
         self._bases: dict[tuple[str, tuple[str, int | None] | None, bytes], str] = {}
         #: the not-found path's answers from other resolvers (set by create_app), or None
         self.elsewhere: NotHeld | None = None
@@ -259,7 +263,7 @@ class Resolver:
                     return known.validator()
                 made = known.fixed()
                 if made is None:  # its location follows from its name: learnt now
-                    made = _fixed(known.names, True, known.etag)
+                    made = _fixed(known.names, True, known.etag, self._site)
                     self._learn(query, made)
                 return made
         most = min(self.cache.max_entry_bytes, STREAM_FROM)
@@ -274,7 +278,7 @@ class Resolver:
                 if isinstance(plain, Entity):  # the fact of the name as asked: kept with what was known of it
                     self.cache.learn_told(query, plain.etag, False)  # (its N2L's Location), packed without a Fact
                 elif plain.etag is not None:  # N2L's 302 or a 304's validator of the name as asked, whose fact
-                    self.cache.learn_told(query, plain.etag, n2l)  # was not known (above): packed without a Fact
+                    self.cache.learn_told(query, plain.etag, n2l, self._site)  # was not known (above): packed
                 return plain
             if not (n2l or revalidating) and _NOT_ALONE.search(query) is not None:  # as for N2L above: asked only
                 return None  # now, a name the plain path answers having none (a serial name's pattern holds none)
@@ -284,7 +288,7 @@ class Resolver:
                 if located is None:
                     return None
                 kept: Entity | Validator | Fixed = (
-                    _fixed_location(located, shared=True) if n2l else _validator_of(located, shared=True))
+                    _fixed_location(located, True, self._site) if n2l else _validator_of(located, shared=True))
             else:
                 found = self.archive.read_public(parsed, most=most)
                 if found is None or not self.mementos.dated_by_deposit(found):
@@ -320,7 +324,7 @@ class Resolver:
             return True
         if isinstance(sha256, NotPublic):
             return False
-        self.cache.learn_told(query, f'"{sha256}"', n2l)
+        self.cache.learn_told(query, f'"{sha256}"', n2l, self._site)
         made = self.cache.known_wire(query, n2l, if_none_match)
         return True if made is None else made
 
@@ -406,7 +410,7 @@ class Resolver:
             # as `pdi get` exits 9 with the same words: no 200 with an empty body, which reads as an empty passage
             raise Problem(416, "range not satisfiable", past_end_message(resolved.pdi, resolved.fragment))
         if resolved.fragment is not None and video_time(resolved):
-            about = with_clip(about, resolved)
+            about = with_clip(about, resolved, self.site)  # an Entity's: the cache keeps it
         variant = ""
         if resolved.fragment is not None and resolved.record.media_type == "application/pdf":
             from pdi.server.protocol.pdf_answers import answer
@@ -514,7 +518,7 @@ class Resolver:
                                      media_type="text/uri-list")
         if isinstance(located, Generic):  # a document of one version in one format
             return RedirectResponse(n2r_path(located.names[0]), status_code=302)
-        return _fixed_location(located, shared)
+        return _fixed_location(located, shared, self._site)
 
     def n2ls(self, name: str, base: str, headers: Mapping[str, str] = NO_HEADERS) -> Response:
         """The N2R URLs of a name (one per format of a generic name), as ``text/uri-list``: this resolver's, then
@@ -659,18 +663,19 @@ def _validator_of(located: Resolved, shared: bool) -> Validator:
     return Validator(entity_tag(located.sha256, str(located.pdi)), fields, names_of(located), shared)
 
 
-def _fixed_location(located: Resolved, shared: bool) -> Fixed:
-    """N2L's ``302`` for a located name with a format: to the N2R of its canonical spelling."""
+def _fixed_location(located: Resolved, shared: bool, site: bytes) -> Fixed:
+    """N2L's ``302`` for a located name with a format: to the N2R of its canonical spelling, under ``site``."""
     names = names_of(located)
     if located.pdi.fragment is not None:  # to the N2R of the name with its fragment
-        return _fixed(names, shared, None, str(located.pdi))
-    return _fixed(names, shared, entity_tag(located.sha256, names[0]))  # the whole's tag, for its Fact
+        return _fixed(names, shared, None, site, str(located.pdi))
+    return _fixed(names, shared, entity_tag(located.sha256, names[0]), site)  # the whole's tag, for its Fact
 
 
-def _fixed(names: tuple[str, ...], shared: bool, etag: str | None, to: str | None = None) -> Fixed:
-    """N2L's ``302`` to the N2R of ``to`` or else ``names[0]``, a canonical versioned name (:func:`names_of`)."""
+def _fixed(names: tuple[str, ...], shared: bool, etag: str | None, site: bytes, to: str | None = None) -> Fixed:
+    """N2L's ``302`` to the N2R of ``to`` or else ``names[0]``, a canonical versioned name (:func:`names_of`), under
+    ``site``, the base URL's path (the connection sends it again as it is kept: :mod:`pdi.server.http.site`)."""
     # its Location quoted as Starlette's RedirectResponse quotes it
-    return located(quote(n2r_path(names[0] if to is None else to), safe=_LOCATION_SAFE).encode("latin-1"),
+    return located(site + quote(n2r_path(names[0] if to is None else to), safe=_LOCATION_SAFE).encode("latin-1"),
                    names, shared, etag)
 
 
