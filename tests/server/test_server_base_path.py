@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+import time
 import urllib.parse
 import wave
 from collections.abc import Iterator
@@ -20,12 +21,14 @@ from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from openapi_spec_validator import validate
 from PIL import Image
-from server_helpers import exchange, in_thread
+from prometheus_client.parser import text_string_to_metric_families
+from server_helpers import exchange, in_thread, serving
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
@@ -371,6 +374,26 @@ def test_the_connections_answers_from_the_cache_are_the_apps_under_the_path(
         assert heard == ["/uri-res/N2L", "/uri-res/N2R", "/uri-res/N2Ls"]  # a fragment's and N2Ls' alone
         assert exchange(port, requests) == made and heard[3:] == ["/uri-res/N2Ls"]
     assert made == first
+
+
+def test_pdi_serve_under_a_path_answers_names_from_its_connections(clips: tuple[str, dict[str, str]]) -> None:
+    location, named = clips
+    text = named["text"]
+    with serving(location, "--workers", "1", "--base-url", BASE) as (_, port):
+
+        def timed() -> float:  # answers whose latency was observed, /metrics' aside: the app's (not a connection's)
+            exposed = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+            return sum(sample.value for family in text_string_to_metric_families(exposed) for sample in family.samples
+                       if sample.name == "pdi_http_request_duration_seconds_count"
+                       and sample.labels.get("route") != "/metrics")
+
+        before = timed()
+        answers = exchange(port, [_asked("N2L", text), _asked("N2R", text)] * 3)
+        time.sleep(0.5)  # what the app observed is in the metrics by now
+        after = timed()
+    assert [_field(a, "location") for a in answers[::2]] == [f"/pdi/uri-res/N2R?{text}"] * 3
+    assert [a.split(b"\r\n\r\n", 1)[1] for a in answers[1::2]] == [b"The minutes of the meeting.\nA second line.\n"] * 3
+    assert after == before, "a request under the path went through the app, not the connection"
 
 
 @pytest.mark.parametrize(("base_url", "path"), [(BASE, "/pdi/"), (None, "/"), ("http://testserver/", "/")])

@@ -342,7 +342,6 @@ def create_app(
     cache.read_paths = ReadPaths(readable)  # the connection's own refusals of them say CORS too
     app.state.archive = opened
     app.state.cache = cache
-    app.state.site = site_path(base_url)  # the path it is served under: the connection answers nothing itself there
     app.state.openapi = docs.document  # what /openapi.json answers, for pdi docs reference/http-api too
     app.state.access = access_log  # the connections write in it what they answer from the cache themselves
     # the plain N2R or N2L of a name the cache does not hold yet, made by the connection (pdi.server.process.connection)

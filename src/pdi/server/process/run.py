@@ -343,17 +343,15 @@ def _uvicorn(
     HTTP/1.1 with the request-head deadline, answering what the app's cache
     of whole answers holds (``app.state.cache``, as :func:`pdi.server.create_app`
     makes it) straight from the connection (:mod:`pdi.server.process.cache`), and
-    the plain N2R of a name it does not hold yet (``app.state.public``); not when the app is served under a path
-    (``app.state.site``), where its middleware moves their ``Location`` there.
+    the plain N2R of a name it does not hold yet (``app.state.public``); under a path (``--base-url
+    https://host/pdi/``) too, the paths of those answers made under it where they are made (:mod:`pdi.server.http.site`).
     """
     import uvicorn
 
     from pdi.server.process.connection import answering_protocol
 
     state = getattr(app, "state", None)
-    # under a path (--base-url https://host/pdi/) the connection answers nothing itself: its answers, which pass
-    # no middleware, would say a Location of the host's root (pdi.server.http.site); the app's cache answers them
-    cache = None if getattr(state, "site", "") else getattr(state, "cache", None)
+    cache = getattr(state, "cache", None)
     watch = os.environ.get(LOOP_WATCH_ENV)  # tests only
     served = _watched(app, watch) if watch else app  # (the app's own state read above: a wrapper has none)
     stop_watch = _StopWatch(companions)
