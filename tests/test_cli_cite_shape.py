@@ -84,3 +84,48 @@ def test_the_tutorial_citation_still_parses_as_one(tmp_path: Path) -> None:
         made.add_series(S)
     code, err = _cite(location, f"{A}@388={B}#line=5,6")
     assert code == 4 and err.startswith("pdi: not found:"), err  # parsed; the page is not in this archive
+
+
+QUOTED = b"We hold these truths to be self-evident.\r\n"
+CITING = b"Jefferson wrote: We hold these truths. The end.\r\n"
+
+
+@pytest.fixture(scope="module")
+def both_ends(archive: str) -> tuple[str, str]:
+    from pdi.archive import Content
+
+    with Archive.open(archive) as opened:
+        quoted = str(opened.deposit(S, [Content(QUOTED, "text")])[0])
+        citing = str(opened.deposit(S, [Content(CITING, "text")])[0])
+    return citing, quoted
+
+
+@pytest.mark.parametrize("fragment", ["#char=5,5", "#char=5", "#line=1,1", "#char=42,42"])
+def test_a_citation_of_an_empty_passage_is_refused_saying_it_is_empty(
+        archive: str, both_ends: tuple[str, str], fragment: str) -> None:
+    # a zero-length passage quotes nothing, and nothing "stands" at every position: never "ok"
+    citing, quoted = both_ends
+    result = CliRunner().invoke(cli, ["cite", f"{citing}@17={quoted}{fragment}", "--archive", archive])
+    said = f"the cited passage {quoted}{fragment} is empty: it quotes no text, so none can stand at the position"
+    assert result.exit_code == 3
+    assert result.stdout == (f"citing\t{citing}\ncited\t{quoted}{fragment}\nposition\t17\nquote\t\"\"\n"
+                             f"check\tmismatch: {said}\n")
+    assert result.stderr == f"pdi: citation does not match: the quotation is not at 17 in {citing}: {said}\n"
+
+
+def test_the_same_citation_of_the_words_quoted_is_ok(archive: str, both_ends: tuple[str, str]) -> None:
+    citing, quoted = both_ends  # "We hold these truths" is at 0-20 of the quoted text and at 17 of the citing one
+    result = CliRunner().invoke(cli, ["cite", f"{citing}@17={quoted}#char=0,20", "--archive", archive])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[-2:] == ['quote\t"We hold these truths"', "check\tok: the quotation stands at char=17"]
+
+
+def test_an_empty_passage_cited_is_a_mismatch_in_json_too(archive: str, both_ends: tuple[str, str]) -> None:
+    import json
+
+    citing, quoted = both_ends
+    result = CliRunner().invoke(cli, ["cite", f"{citing}@0={quoted}#char=0,0", "--json", "--archive", archive])
+    assert result.exit_code == 3
+    answer = json.loads(result.stdout)
+    assert (answer["check"], answer["quote"], answer["found"]) == ("mismatch", "", None)
+    assert answer["detail"].startswith(f"the cited passage {quoted}#char=0,0 is empty")

@@ -179,14 +179,16 @@ def test_a_quotation_of_nothing_or_past_the_citing_end_does_not_stand(archive: A
     assert nothing.check.status == "mismatch" and "selects nothing" in nothing.check.detail
     # said once, of the cited name, as pdi get says it: not "selects nothing: … it selects nothing"
     assert nothing.check.detail == f"the cited {source}#line=50,60 lies wholly past the end: it selects nothing"
-    # a position past the citing document's end: even an empty quotation does not stand there
-    for quoted in ("char=5,5", "char=7,21"):
-        beyond = archive.cite(f"{letter}@99={source}#{quoted}")
-        assert beyond.check.status == "mismatch", quoted
-        assert "ends at char=25, before the quotation's position char=99" in beyond.check.detail, beyond.check.detail
-    # an empty quotation at the very end, or inside, stands
-    assert archive.cite(f"{letter}@25={source}#char=5,5").check.status == "ok"
-    assert archive.cite(f"{letter}@3={source}#char=5,5").check.status == "ok"
+    # a position past the citing document's end: the quotation does not stand there
+    beyond = archive.cite(f"{letter}@99={source}#char=7,21")
+    assert beyond.check.status == "mismatch"
+    assert "ends at char=25, before the quotation's position char=99" in beyond.check.detail, beyond.check.detail
+    # an empty quotation quotes nothing: it stands nowhere, at the very end, inside or past the end alike
+    for position in (25, 3, 99):
+        empty = archive.cite(f"{letter}@{position}={source}#char=5,5")
+        assert empty.check.status == "mismatch", position
+        assert empty.check.detail == (f"the cited passage {source}#char=5,5 is empty: it quotes no text, so none can"
+                                      " stand at the position")
 
 
 def test_an_e_mail_or_a_pdf_cites_at_the_positions_its_own_char_counts(archive: Archive) -> None:

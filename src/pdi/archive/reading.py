@@ -408,6 +408,13 @@ class Reading(RecordFacts):
             said = past_end_message(cited.pdi, cited.fragment)
             return CitationResolved(parsed, citing, origin, cited, QuotationCheck(
                 "mismatch", f"the cited {said}", ""))
+        if not cited.data and formats.media_family(cited.media_type) in ("text", "html", "xml"):
+            # a zero-length passage (#char=5,5, #char=5, #line=3,3) or an empty document: "ok" would say that
+            # nothing stands at the position, which is true of every position of every document
+            what = "passage" if cited.fragment is not None else "document"
+            return CitationResolved(parsed, citing, origin, cited, QuotationCheck(
+                "mismatch", f"the cited {what} {cited.pdi} is empty: it quotes no text, so none can stand at the"
+                " position", ""))
         text, media_type, charset, scheme = self._citing_text(citing)
         check = check_quotation(
             text, media_type, charset, scheme, origin,

@@ -218,8 +218,9 @@ def cite_cmd(citation: str, as_json: bool, archive: str) -> None:
     counted in A's default scheme (char: code points of the CRLF-canonical
     text). Exit status 0 when it does or cannot be checked (an image, or B
     of a series this archive does not mint: "unchecked"), 3 when A holds
-    other text there, 4 when A is not here (of whatever series: the
-    position is checked in A), or B is of a series minted here but not here.
+    other text there or B's passage is empty (#char=5,5: it quotes
+    nothing), 4 when A is not here (of whatever series: the position is
+    checked in A), or B is of a series minted here but not here.
     """
     import json
 
