@@ -65,3 +65,38 @@ def test_a_base_url_that_is_no_absolute_http_url_is_refused_by_every_option_that
         assert code == 1 and repr(bad) in err, err
         code, _, err = _pdi("registry", "add", "x.example.us", bad, "--archive", archive)
         assert code == 1 and repr(bad) in err, err
+
+
+def test_init_in_a_folder_of_other_files_refuses_naming_them_and_writes_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "thesis"
+    (folder / "chapters").mkdir(parents=True)
+    (folder / "draft.docx").write_bytes(b"x")
+    (folder / "notes.txt").write_bytes(b"y")
+    code, out, err = _pdi("init", str(folder))
+    assert (code, out) == (5, "")  # what pdi would write among other things: an immutability conflict, as export's
+    assert err == (f"pdi: immutability conflict: {folder} is not empty and holds no archive (3 entries: chapters/,"
+                   " draft.docx, notes.txt): pdi init makes an archive only in a new or empty folder, never among other"
+                   f" files; give a new one, such as pdi init {folder / 'pdi-archive'}\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["chapters", "draft.docx", "notes.txt"]  # nothing written
+    # by --archive (or PDI_ARCHIVE) the same
+    assert _pdi("init", "--archive", str(folder))[0] == 5
+
+
+def test_init_in_a_folder_of_many_files_names_the_first_five_and_counts_the_rest(tmp_path: Path) -> None:
+    for n in range(8):
+        (tmp_path / f"scan-{n}.tif").write_bytes(b"")
+    code, _, err = _pdi("init", str(tmp_path))
+    assert code == 5
+    assert "(8 entries: scan-0.tif, scan-1.tif, scan-2.tif, scan-3.tif, scan-4.tif and 3 more)" in err
+
+
+def test_init_makes_an_archive_in_an_empty_folder_the_top_of_a_disk_and_where_it_is_already(tmp_path: Path) -> None:
+    empty, disk = tmp_path / "empty", tmp_path / "disk"
+    empty.mkdir()
+    (disk / "lost+found").mkdir(parents=True)  # ext4's own, at the top of a disk mounted for the archive
+    for folder in (empty, disk):
+        code, out, err = _pdi("init", str(folder))
+        assert (code, out, err) == (0, f"archive at {folder} (schema version {SCHEMA_VERSION})\n", "")
+        # an archive there already: today's answer, migrated or left as it was
+        assert _pdi("init", str(folder)) == (0, f"archive at {folder} (schema version {SCHEMA_VERSION})\n",
+                                            "note: the archive was there already: left as it was\n")

@@ -89,6 +89,35 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
+#: What a folder an archive is made in may hold already: a file system's own (the top of a disk, ext4's).
+_FOLDER_OWN = frozenset({"lost+found"})
+#: What a ``pdi init`` that stopped early leaves, empty, before its catalog is made: made again.
+_INIT_LEFT = frozenset({"blobs", "tmp"})
+
+
+def _refuse_a_folder_of_other_things(where: str) -> None:
+    """Refuse to make an archive in ``where``, a folder that holds no archive but other things (an archivist's
+    documents, another program's files): pdi would write its catalog and folders among them, and a later ``rm -r``
+    of the archive, or a backup of it, would take them too. A new or empty folder is made an archive; so is the top of
+    a disk (its ``lost+found``), and a folder that only a ``pdi init`` stopped early left things in."""
+    folder = Path(where)
+    if "://" in where or not folder.is_dir():
+        return  # a database, or a folder made anew (a file there: the archive's opening says so)
+    try:
+        names = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in os.scandir(folder)
+                       if e.name not in _FOLDER_OWN
+                       and not (e.name in _INIT_LEFT and e.is_dir(follow_symlinks=False) and not any(os.scandir(e))))
+    except OSError:
+        return  # unreadable: the archive's opening says why, as ever
+    if not names:
+        return
+    shown = ", ".join(clipped(n, 60) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise ImmutabilityError(
+        f"{where} is not empty and holds no archive ({plural(len(names), 'entry', 'entries')}: {shown}): pdi init"
+        " makes an archive only in a new or empty folder, never among other files; give a new one, such as"
+        f" pdi init {shlex.quote(str(folder / 'pdi-archive'))}")
+
+
 @click.command("init")
 @click.argument("location", required=False, metavar="[DIR|URL]")
 @click.option("--blobs", metavar="s3://BUCKET/PREFIX",
@@ -117,7 +146,10 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
     run this once, with --backup DEST to keep the archive as the older pdi
     left it (pdi docs how-to/upgrade). A catalog newer than this pdi knows is
     refused (exit 8); --blobs naming another store than the archive was made
-    with is refused (exit 5), naming both and what to do.
+    with is refused (exit 5), naming both and what to do. A DIR there already
+    that holds other files and no archive is refused (exit 5), naming what
+    it holds: nothing is written among them. An empty one (or the top of a
+    disk, its lost+found aside) is made an archive.
 
     A new DIR is its owner's alone whatever the umask (0700, its files
     0600); a DIR there already keeps its mode, and its group may read what
@@ -144,6 +176,8 @@ def init_cmd(location: str | None, blobs: str | None, backup_dest: str | None, n
         if backup_dest is not None:  # never migrated unbacked: said as the backup's look at it says it
             raise
         found = -1  # one that cannot be read as it is (newer than this pdi …): Archive.init says why, as ever
+    if found is None:
+        _refuse_a_folder_of_other_things(where)
     if backup_dest is not None:
         from pdi.archive import refuse_writing_in
         from pdi.archive.backup import backup
