@@ -119,4 +119,4 @@ def test_a_long_charset_is_quoted_by_its_start_and_end(archive: tuple[Path, Path
     location, text, _ = archive
     r = pdi(location, "add", str(text), "--series", S, "--charset", LONG)
     assert r.exit_code == 6  # unsupported (docs/reference/exit-codes.md)
-    assert r.stderr == (f"pdi: unsupported: unknown charset '{SHOWN}': neither in the IANA registry nor a codec\n")
+    assert r.stderr == (f"pdi: unsupported: --charset: unknown charset '{SHOWN}': neither in the IANA registry nor a codec\n")

@@ -431,3 +431,50 @@ def test_mirror_add_no_check_of_an_origin_that_is_down_says_to_give_its_key(arch
     assert down.stderr.endswith(f"; --no-check reads nothing else of {base}: give its key with --key JWK|FILE|URL\n")
     checked = CliRunner().invoke(cli, ["mirror", "add", base, "--series", S, "--archive", archive])
     assert checked.exit_code == 16 and "--no-check" not in checked.stderr  # without it the origin must answer
+
+
+UNKNOWN = "neither in the IANA registry nor a codec"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("utf8x", "UTF-8"), ("utf-9", "UTF-8"), ("shift-jiss", "Shift_JIS"),
+                                              ("windows-1252x", "windows-1252"), ("koi8r", "KOI8-R")])
+def test_an_unknown_charset_names_the_option_its_value_and_the_charset_meant(
+        archive: str, tmp_path: Path, typed: str, meant: str) -> None:
+    text = tmp_path / "letter.txt"
+    text.write_bytes(b"Dear Sir,\n")
+    for argv in (["add", "-s", S, str(text), "--charset", typed, "--archive", archive],
+                 ["text", str(text), "#char=0,4", "--charset", typed]):
+        result = CliRunner().invoke(cli, argv)
+        assert (result.exit_code, result.stdout) == (6, ""), argv  # unsupported, nothing printed or deposited
+        said = f"pdi: unsupported: --charset: unknown charset '{typed}': {UNKNOWN}; did you mean '{meant}'"
+        assert result.stderr.startswith(said), result.stderr
+        assert result.stderr.endswith("?\n") and result.stderr.count("\n") == 1
+    assert CliRunner().invoke(cli, ["ls", "--archive", archive]).stdout == ""
+
+
+def test_a_charset_near_none_is_named_without_a_guess(archive: str, tmp_path: Path) -> None:
+    text = tmp_path / "letter.txt"
+    text.write_bytes(b"Dear Sir,\n")
+    result = CliRunner().invoke(cli, ["add", "-s", S, str(text), "--charset", "klingon", "--archive", archive])
+    assert (result.exit_code, result.stderr) == (6, f"pdi: unsupported: --charset: unknown charset 'klingon': {UNKNOWN}\n")
+
+
+def test_pdi_version_names_its_charset_option_too(archive: str, tmp_path: Path) -> None:
+    text = tmp_path / "letter.txt"
+    text.write_bytes(b"Dear Sir,\n")
+    name = CliRunner().invoke(cli, ["add", "-s", S, str(text), "--archive", archive]).stdout.strip()
+    result = CliRunner().invoke(cli, ["version", name.rsplit(".", 2)[0], str(text), "--charset", "latin-1x",
+                                      "--archive", archive])
+    assert result.exit_code == 6
+    assert result.stderr.startswith(f"pdi: unsupported: --charset: unknown charset 'latin-1x': {UNKNOWN};"
+                                    " did you mean 'ISO-8859-1'")
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.:", min_size=1, max_size=45))
+def test_every_charset_offered_is_one_pdi_reads_and_at_most_three(label: str) -> None:
+    from pdi.charsets import codec_for, near_charsets
+
+    near = near_charsets(label)
+    assert len(near) <= 3 and len(set(near)) == len(near)
+    for name in near:
+        codec_for(name)  # raises if pdi would refuse the name it offered

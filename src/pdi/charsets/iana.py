@@ -56,6 +56,7 @@ __all__ = [
     "codec_for",
     "iana_name",
     "lookup",
+    "near_charsets",
     "registry",
     "registry_updated",
     "same_charset",
@@ -298,11 +299,62 @@ def codec_for(label: str) -> str:
                 raise LookupError(key)
             codecs.lookup(key)
         except LookupError:
-            raise UnsupportedError(f"unknown charset '{clipped(label)}': neither in the IANA registry nor a codec") from None
+            raise UnsupportedError(f"unknown charset '{clipped(label)}': neither in the IANA registry nor a codec"
+                                   + _meant(near_charsets(label))) from None
         raise UnsupportedError(
             f"{label!r} is not a charset: Python's codec of that name does not encode text in a character set"
         )
     return codec
+
+
+#: The longest label :func:`near_charsets` looks for names near: a longer text is no charset's name misspelt, and
+#: ``difflib`` takes time as the product of the lengths it compares.
+_NEAR_MOST: Final = 40
+
+
+def near_charsets(label: str) -> list[str]:
+    """Up to three names of charsets pdi decodes whose labels are near ``label`` (``difflib.get_close_matches``,
+    its ratio 0.6 or more, any case), nearest first, one name a charset: ``utf8x`` → ``UTF-8``. A charset of the
+    registry is named by its preferred MIME name (else its name), whichever of its labels was near; a Python charset
+    codec the registry has no charset for, by the codec's name. Nothing for a label past :data:`_NEAR_MOST`
+    characters, or beyond ASCII (no label is)."""
+    import difflib  # on a refusal only: it imports heapq, which a plain read never needs (pdi.cli.FAST_GET_DEFERRED)
+
+    key = _key(label)
+    if key is None or len(key) > _NEAR_MOST:
+        return []
+    table = _near_table()
+    named: list[str] = []
+    for near in difflib.get_close_matches(key, list(table), n=12, cutoff=0.6):
+        if table[near] not in named:
+            named.append(table[near])
+    return named[:3]
+
+
+@functools.cache
+def _near_table() -> dict[str, str]:
+    """Every label :func:`codec_for` reads as a charset (lower-case), and the name :func:`near_charsets` gives it."""
+    registry = _registry()
+    table: dict[str, str] = {}
+    for cs in registry.charsets:
+        if cs.codec is not None:
+            for label in cs.labels:
+                table.setdefault(label.lower(), cs.mime_name)
+    for name in sorted(_stdlib_names()):
+        key = name.lower()
+        codec = None if key in table else _python_codec(key)
+        if codec is not None:
+            known = registry.by_codec.get(codec)
+            table[key] = codec if known is None else known.mime_name
+    return table
+
+
+def _meant(near: list[str]) -> str:
+    """``"; did you mean 'a', 'b' or 'c'?"`` for the ``near`` names, or nothing when there are none."""
+    if not near:
+        return ""
+    shown = [repr(n) for n in near]
+    return "; did you mean " + (", ".join(shown[:-1]) + " or " if len(shown) > 1 else "") + shown[-1] + "?"
 
 
 def byte_order(codec: str, head: bytes | bytearray) -> str:

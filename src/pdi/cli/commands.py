@@ -62,6 +62,25 @@ def _saying_name_in_address(exc: ParseError) -> ParseError:
                       f" the name itself, in single quotes{aside}", text=exc.text, offset=exc.offset, rule=exc.rule)
 
 
+def named_charset(ctx: object, param: object, value: str | None) -> str | None:
+    """A click callback for an option naming a charset (``--charset``): ``value`` as it is when
+    :func:`pdi.charsets.codec_for` reads it, else its :class:`~pdi.errors.UnsupportedError` (exit 6) beginning with
+    the option's name, and ending with the near names where there are some (``; did you mean 'UTF-8'?``), before
+    anything is read or deposited."""
+    if value is None:
+        return None
+    from pdi.charsets import codec_for
+    from pdi.errors import UnsupportedError
+
+    try:
+        codec_for(value)
+    except UnsupportedError as exc:
+        opts = getattr(param, "opts", None) or ["--charset"]
+        option = next((o for o in opts if o.startswith("--")), opts[0])
+        raise UnsupportedError(f"{option}: {exc}") from None
+    return value
+
+
 #: Exit status of bad command-line usage (click's own), and of ``pdi get`` refusing binary output to a terminal.
 EXIT_USAGE = 2
 #: Exit status of a fragment that lies wholly past the end of its document (a warning: nothing is selected).

@@ -31,6 +31,7 @@ from pdi.archive import (
 )
 from pdi.cli.archive_cmd import archive_option
 from pdi.cli.archive_io import open_archive, saying_what_is_near
+from pdi.cli.commands import named_charset
 from pdi.errors import ImmutabilityError, NotFoundError, PDIError, StoreError, UnsupportedError
 from pdi.identifier import PDI
 
@@ -336,7 +337,7 @@ def _page_tree_notes(deposit: Deposit, archive: Archive) -> None:
                    " token; default: from each file's name).")
 @click.option("--id", "foreign_id",
               help="A mnemonic or foreign id (URL, DOI) instead of the next daily serial (one FILE only).")
-@click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).")
+@click.option("--charset", help="The charset of a text file (default: BOM, else UTF-8).", callback=named_charset)
 @click.option("--force", is_flag=True,
               help="Deposit even when the bytes contradict the format or charset.")
 @click.option("--progress/--no-progress", default=None,
@@ -776,7 +777,7 @@ def _said_of_message(exc: PDIError, places: list[str]) -> PDIError:
 @click.argument("files", nargs=-1, required=True)
 @click.option("--format", "-f", "formats_", multiple=True,
               help="Format of each FILE, in order (default: from the file names).")
-@click.option("--charset", help="The charset of the text files among FILES.")
+@click.option("--charset", help="The charset of the text files among FILES.", callback=named_charset)
 @click.option("--add-format", is_flag=True,
               help="Add FILES as new formats (same content) of the version PDI names (a versioned name,"
               " ID.FORMAT.VERSION; a generic one is refused, exit 1), instead of depositing a new version. Your word"

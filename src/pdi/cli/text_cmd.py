@@ -14,6 +14,7 @@ from typing import Any, Final
 import click
 
 from pdi._wording import MESSAGE_MOST, NAME_MOST, clipped
+from pdi.cli.commands import named_charset
 from pdi.errors import LimitError, NotFoundError, ParseError
 from pdi.fragments import Range
 from pdi.fragments.text import (
@@ -71,6 +72,7 @@ def _ranges(ranges: tuple[Range, ...]) -> list[dict[str, int]]:
 @click.option(
     "--charset",
     default=None,
+    callback=named_charset,
     help="Charset of FILE: any name or alias of the IANA registry (csUTF8, MS_Kanji, l1), or a "
     "text codec Python knows. Without it FILE declares none and is read as UTF-8; a check "
     "labelled US-ASCII then applies when every octet is ASCII.",
