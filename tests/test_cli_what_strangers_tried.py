@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from pdi.archive.store import SCHEMA_VERSION
 from pdi.cli import cli
@@ -100,3 +103,71 @@ def test_init_makes_an_archive_in_an_empty_folder_the_top_of_a_disk_and_where_it
         # an archive there already: today's answer, migrated or left as it was
         assert _pdi("init", str(folder)) == (0, f"archive at {folder} (schema version {SCHEMA_VERSION})\n",
                                             "note: the archive was there already: left as it was\n")
+
+
+def _searchable(tmp_path: Path) -> str:
+    from pdi.archive import Archive, Content
+
+    location = str(tmp_path / "a")
+    with Archive.init(location) as made:
+        made.add_series(S)
+        made.deposit(S, [Content(b"We hold these truths to be self-evident.\n", "text")])
+    return location
+
+
+def test_a_search_word_beginning_with_a_minus_is_refused_saying_how_to_search_for_it(tmp_path: Path) -> None:
+    """``pdi search truths -self`` was ``-s elf``: a search of the series ``elf``, which found nothing, silently."""
+    location = _searchable(tmp_path)
+    code, out, err = _pdi("search", "truths", "-self", "--archive", location)
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        "Error: '-self' would be read as -s elf (the series 'elf'): a query has no operators, and a leading '-'"
+        " excludes nothing (the word is searched as 'self'); to search for it, write the words after '--' and the"
+        f" options before it: pdi search --archive {location} -- truths -self\n")
+    code, _, err = _pdi("search", "-nothing", "--archive", location)  # -n othing: not a limit either
+    assert code == 2 and "Error: '-nothing' would be read as -n othing (the limit 'othing')" in err
+    code, _, err = _pdi("search", "--json", "truths", "-x", "--archive", location)
+    assert code == 2 and "Error: '-x' is no option of pdi search: a query has no operators" in err
+    assert err.endswith(f": pdi search --json --archive {location} -- truths -x\n")
+
+
+def test_the_command_line_it_offers_searches_for_the_word(tmp_path: Path) -> None:
+    location = _searchable(tmp_path)
+    code, out, err = _pdi("search", "--archive", location, "--", "truths", "-self")
+    # "truths" is chars 14-20 of the text, "self" of "self-evident" 27-31 (counted by hand)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].endswith("/1.text.1#char=14,31")
+    # options as they were: the series, a limit glued to -n, and --series=
+    for options in (["-s", S], ["-n5"], [f"--series={S}"], ["-n", "3"]):
+        code, out, err = _pdi("search", *options, "truths", "--archive", location)
+        assert (code, err) == (0, ""), options
+        assert out.splitlines()[0].endswith("/1.text.1#char=14,20")
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(_WORD, min_size=0, max_size=3), dashed=_WORD, inside=st.booleans(),
+       at=st.integers(min_value=0, max_value=3), json=st.booleans())
+def test_whatever_the_words_the_line_offered_for_a_dashed_word_runs(
+        tmp_path_factory: pytest.TempPathFactory, words: list[str], dashed: str, inside: bool, at: int,
+        json: bool) -> None:
+    import shlex
+
+    location = _SEARCHABLE.get("a") or _SEARCHABLE.setdefault("a", _searchable(tmp_path_factory.mktemp("s")))
+    word = f"{dashed}-x" if inside else f"-{dashed}"  # a minus inside a word is no option: searched as its parts
+    assume(word != "-h")  # the help, as in every command
+    argv = [*words[:at], word, *words[at:]]
+    options = ["--json"] if json else []
+    code, out, err = _pdi("search", *options, *argv, "--archive", location)
+    if not word.startswith("-"):
+        assert code == 0
+        return
+    assert (code, out) == (2, "")
+    offered = shlex.split(err.rstrip("\n").rsplit(": pdi search ", 1)[1])
+    assert offered[offered.index("--") + 1:] == argv  # the words as given, in order, after the '--'
+    assert _pdi("search", *offered)[0] == 0
+
+
+_SEARCHABLE: dict[str, str] = {}

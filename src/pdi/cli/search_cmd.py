@@ -33,7 +33,52 @@ if TYPE_CHECKING:
     from pdi.archive import Archive
 
 
-@click.command("search")
+class _SearchCommand(click.Command):
+    """``pdi search``, whose words may not begin with ``-`` before a ``--``: click would read ``-self`` as ``-s elf``
+    (the series ``elf``) and ``-foo`` as an unknown ``-f``, where the user meant a word, or a minus the query language
+    does not have (docs/reference/search.md: a query is words, never a query language)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        valued = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+        words: list[str] = []
+        options: list[str] = []
+        dashed: str | None = None
+        after = False
+        for at, arg in enumerate(args):
+            if after:
+                words.append(arg)
+            elif arg == "--":
+                after = True
+            elif at > 0 and args[at - 1] in valued:
+                options.append(arg)  # the value of -s, --series, -n …: a series or a cursor may begin with '-'
+            elif not arg.startswith("-") or arg == "-":
+                words.append(arg)
+            elif arg.startswith("--") or arg in valued or arg == "-h" or (arg[:2] == "-n" and arg[2:].isdigit()):
+                options.append(arg)  # an option, -n5 (as head -n5), or a long one click names if unknown
+            else:
+                dashed = dashed or arg
+                words.append(arg)
+        if dashed is not None:
+            _refuse_a_dashed_word(ctx, dashed, words, options, valued)
+        return super().parse_args(ctx, args)
+
+
+def _refuse_a_dashed_word(ctx: click.Context, dashed: str, words: list[str], options: list[str],
+                          valued: set[str]) -> None:
+    """The usage error of a word beginning with ``-`` written before any ``--``: what click would have read it as,
+    that the query has no minus, and the command line that searches for it."""
+    import shlex
+
+    glued = dashed[:2]
+    read = (f"would be read as {glued} {shlex.quote(dashed[2:])} ({'the series' if glued == '-s' else 'the limit'}"
+            f" {dashed[2:]!r})" if glued in valued else "is no option of pdi search")
+    raise click.UsageError(
+        f"{dashed!r} {read}: a query has no operators, and a leading '-' excludes nothing (the word is searched"
+        f" as {dashed.lstrip('-')!r}); to search for it, write the words after '--' and the options before it:"
+        f" {shlex.join(['pdi', 'search', *options, '--', *words])}", ctx=ctx)
+
+
+@click.command("search", cls=_SearchCommand)
 @click.argument("words", nargs=-1, required=True)
 @click.option("--series", "-s", help="Only names of this series.")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(min=1, max=200), help="Hits on a page.")
@@ -43,7 +88,10 @@ if TYPE_CHECKING:
 def search_cmd(words: tuple[str, ...], series: str | None, limit: int, after: str | None, as_json: bool, archive: str) -> None:
     """Find the passages holding every one of WORDS ("a phrase" in quotes; no operators).
 
-    No hit prints nothing on standard output (exit 0) and a note on standard error."""
+    No hit prints nothing on standard output (exit 0) and a note on standard
+    error. A word beginning with '-' is refused before a '--' (-self would be
+    -s elf): write the words after it, options before (pdi search -- -self);
+    the '-' excludes nothing, it is passed over as punctuation is."""
     with open_archive(archive) as opened:
         results = opened.search(" ".join(words), series=series, limit=limit, after=after)
     if as_json:
