@@ -478,3 +478,36 @@ def test_every_charset_offered_is_one_pdi_reads_and_at_most_three(label: str) ->
     assert len(near) <= 3 and len(set(near)) == len(near)
     for name in near:
         codec_for(name)  # raises if pdi would refuse the name it offered
+
+
+@pytest.mark.parametrize(("typed", "offset", "said", "meant"), [
+    ("http://127.0.0.1:9/a b.html", 20, "a URI writes ' ' as %20 (RFC 3986 §2.1)", "http://127.0.0.1:9/a%20b.html"),
+    ("http://127.0.0.1:9/bücher", 20, "a URI writes 'ü' as %C3%BC, its UTF-8 octets (RFC 3987 §3.1)",
+     "http://127.0.0.1:9/b%C3%BCcher"),
+    ("http://127.0.0.1:9/100%.html", 22, "a URI writes a '%' that begins no %HH escape as %25 (RFC 3986 §2.1)",
+     "http://127.0.0.1:9/100%25.html"),
+    ("http://bücher.example/a b", 8, "a URI writes the host's 'ü' in IDNA's ASCII form (RFC 3987 §3.1)",
+     "http://xn--bcher-kva.example/a%20b"),  # the A-label as Python's idna codec writes it: "bücher".encode("idna")
+])
+def test_capture_of_a_url_not_escaped_says_the_url_meant_and_fetches_nothing(
+        archive: str, typed: str, offset: int, said: str, meant: str) -> None:
+    # the name minted holds the URL as given: "a b" and "a%20b", one page to a browser, would be two documents
+    result = CliRunner().invoke(cli, ["capture", typed, "--series", S, "--allow-private", "--archive", archive])
+    assert (result.exit_code, result.stdout) == (1, "")  # a syntax error; port 9 (discard) is never asked
+    assert result.stderr == (f"pdi: syntax error: {said}, as a browser sends it, and the name a capture mints holds"
+                             f" the URL as given: did you mean '{meant}'? (rule RFC 3986 URI, offset {offset})\n")
+    assert CliRunner().invoke(cli, ["ls", "--archive", archive]).stdout == ""
+
+
+_PATH_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Co", "Cc", "Cf", "Cn"), blacklist_characters="%"),
+                     max_size=20)
+
+
+@given(path=_PATH_TEXT)
+def test_the_url_capture_offers_is_the_one_a_percent_encoder_writes(path: str) -> None:
+    from pdi.cli.capture_cmd import url_meant
+
+    # urllib's quote, UTF-8, keeping RFC 3986's reserved and unreserved characters: an independent writer
+    expected = "http://example.org/" + urllib.parse.quote(path, safe="!#$&'()*+,/:;=?@[]~")
+    assert url_meant("http://example.org/" + path) == expected
+    assert url_meant(expected) == expected  # written so already: taken as it is

@@ -6,6 +6,7 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -198,6 +199,56 @@ def _capture(
 
 
 
+#: ASCII characters RFC 3986 admits nowhere in a URI (§2: not reserved, not unreserved; a space, the controls,
+#: ``" < > \\ ^ ` { | }``): written ``%HH`` (§2.1), as a browser sends them.
+_NEVER_IN_A_URI = frozenset(chr(c) for c in range(0x21)) | frozenset('"<>\\^`{|}\x7f')
+#: A ``%`` that begins no ``%HH`` triple (RFC 3986 §2.1): itself written ``%25``.
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def url_meant(url: str) -> str:
+    """``url`` as a URI writes it (RFC 3986 §2.1): each character beyond ASCII as the ``%HH`` of its UTF-8 octets and
+    a host beyond ASCII in IDNA's ASCII form (RFC 3987 §3.1, :func:`pdi.uri.iri_to_uri`), each ASCII character no
+    URI holds (:data:`_NEVER_IN_A_URI`) and each ``%`` that begins no triple ``%HH``; ``url`` itself when it is
+    written so already. A :class:`~pdi.errors.ParseError` for a character no IRI holds either (a bidirectional
+    control, a private-use one outside the query)."""
+    from pdi.uri import iri_to_uri
+
+    mended = _LONE_PERCENT.sub("%25", url)
+    mended = "".join(f"%{ord(c):02X}" if c in _NEVER_IN_A_URI else c for c in mended)
+    return iri_to_uri(mended)
+
+
+def _refuse_an_unescaped_url(url: str) -> None:
+    """A :class:`~pdi.errors.ParseError` (exit 1) naming the first character of ``url`` a URI writes escaped, and
+    offering the URL so written, before anything is fetched: the name a capture mints encapsulates its URL as typed,
+    so ``…/a b.html`` and ``…/a%20b.html``, one page to a browser, would be two documents."""
+    from pdi._wording import NAME_MOST, clipped
+    from pdi.errors import ParseError
+    from pdi.uri import iri_changes
+
+    try:
+        meant = url_meant(url)
+    except ParseError as exc:  # no IRI either: what the URI parser says of it, with where
+        raise ParseError(f"not a URL capture can fetch: {exc.reason}", text=url, offset=exc.offset,
+                         rule=exc.rule) from None
+    if meant == url:
+        return
+    at, ch = next((i, c) for i, c in enumerate(url)
+                  if not c.isascii() or c in _NEVER_IN_A_URI or _LONE_PERCENT.match(url, i))
+    if ch == "%":
+        how = "a URI writes a '%' that begins no %HH escape as %25 (RFC 3986 §2.1)"
+    elif ch.isascii():
+        how = f"a URI writes {ch!r} as %{ord(ch):02X} (RFC 3986 §2.1)"
+    elif any(a <= at < b and not new.startswith("%") for a, b, new in iri_changes(url)):
+        how = f"a URI writes the host's {ch!r} in IDNA's ASCII form (RFC 3987 §3.1)"
+    else:
+        how = f"a URI writes {ch!r} as {''.join(f'%{o:02X}' for o in ch.encode())}, its UTF-8 octets (RFC 3987 §3.1)"
+    raise ParseError(
+        f"{how}, as a browser sends it, and the name a capture mints holds the URL as given: did you mean"
+        f" '{clipped(meant, NAME_MOST)}'?", text=url, offset=at, rule="RFC 3986 URI")
+
+
 @click.command("capture")
 @click.argument("url")
 @click.option("--browser", is_flag=True, help="Let headless Chromium load the page (runs its JavaScript).")
@@ -236,7 +287,9 @@ def capture_command(
     (with a note on stderr; --force deposits it again): pages are compared
     by their parts (each one's URL, type and bytes), so a --browser
     capture's new date, boundary and Content-IDs are no change. Refuses a
-    URL with user information (user:password@, exit 6: credentials never
+    URL a URI writes escaped (a space, a character beyond ASCII, a lone %:
+    exit 1, offering the URL meant, since the name holds the URL as given)
+    and a URL with user information (user:password@, exit 6: credentials never
     go into a name nor are sent; such a part is missing). Refuses
     private, loopback, link-local and other non-public addresses (IPv6
     forms carrying one included) unless --allow-private; --max-mb bounds
@@ -253,6 +306,7 @@ def capture_command(
         raise click.UsageError("give --series S (deposit in the archive), -o FILE and/or --warc OUT.warc.gz")
     if warc is not None and browser:
         raise click.UsageError("--warc records the exchanges of pdi's own fetcher; it is not available with --browser")
+    _refuse_an_unescaped_url(url)
     if series is not None:  # an archive this user may only read (its group's, read-only media): said before fetching
         from pdi.archive import Archive
 
