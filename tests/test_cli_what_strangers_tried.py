@@ -123,9 +123,10 @@ def test_a_search_word_beginning_with_a_minus_is_refused_saying_how_to_search_fo
     assert err.endswith(
         "Error: '-self' would be read as -s elf (the series 'elf'): a query has no operators, and a leading '-'"
         " excludes nothing (the word is searched as 'self'); to search for it, write the words after '--' and the"
-        f" options before it: pdi search --archive {location} -- truths -self\n")
+        f" options before it: pdi search --archive {location} -- truths -self; for the series 'elf', write -s elf\n")
     code, _, err = _pdi("search", "-nothing", "--archive", location)  # -n othing: not a limit either
     assert code == 2 and "Error: '-nothing' would be read as -n othing (the limit 'othing')" in err
+    assert err.endswith(f": pdi search --archive {location} -- -nothing; for the limit 'othing', write -n othing\n")
     code, _, err = _pdi("search", "--json", "truths", "-x", "--archive", location)
     assert code == 2 and "Error: '-x' is no option of pdi search: a query has no operators" in err
     assert err.endswith(f": pdi search --json --archive {location} -- truths -x\n")
@@ -165,7 +166,7 @@ def test_whatever_the_words_the_line_offered_for_a_dashed_word_runs(
         assert code == 0
         return
     assert (code, out) == (2, "")
-    offered = shlex.split(err.rstrip("\n").rsplit(": pdi search ", 1)[1])
+    offered = shlex.split(err.rstrip("\n").rsplit(": pdi search ", 1)[1].split("; for the ", 1)[0])
     assert offered[offered.index("--") + 1:] == argv  # the words as given, in order, after the '--'
     assert _pdi("search", *offered)[0] == 0
 

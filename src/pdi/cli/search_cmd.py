@@ -69,13 +69,15 @@ def _refuse_a_dashed_word(ctx: click.Context, dashed: str, words: list[str], opt
     that the query has no minus, and the command line that searches for it."""
     import shlex
 
-    glued = dashed[:2]
-    read = (f"would be read as {glued} {shlex.quote(dashed[2:])} ({'the series' if glued == '-s' else 'the limit'}"
-            f" {dashed[2:]!r})" if glued in valued else "is no option of pdi search")
+    glued, value = dashed[:2], dashed[2:]
+    what = "the series" if glued == "-s" else "the limit"
+    read = (f"would be read as {glued} {shlex.quote(value)} ({what} {value!r})" if glued in valued
+            else "is no option of pdi search")
+    meant = f"; for {what} {value!r}, write {glued} {shlex.quote(value)}" if glued in valued else ""
     raise click.UsageError(
         f"{dashed!r} {read}: a query has no operators, and a leading '-' excludes nothing (the word is searched"
         f" as {dashed.lstrip('-')!r}); to search for it, write the words after '--' and the options before it:"
-        f" {shlex.join(['pdi', 'search', *options, '--', *words])}", ctx=ctx)
+        f" {shlex.join(['pdi', 'search', *options, '--', *words])}{meant}", ctx=ctx)
 
 
 @click.command("search", cls=_SearchCommand)
