@@ -498,16 +498,3 @@ def test_capture_of_a_url_not_escaped_says_the_url_meant_and_fetches_nothing(
                              f" the URL as given: did you mean '{meant}'? (rule RFC 3986 URI, offset {offset})\n")
     assert CliRunner().invoke(cli, ["ls", "--archive", archive]).stdout == ""
 
-
-_PATH_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Co", "Cc", "Cf", "Cn"), blacklist_characters="%"),
-                     max_size=20)
-
-
-@given(path=_PATH_TEXT)
-def test_the_url_capture_offers_is_the_one_a_percent_encoder_writes(path: str) -> None:
-    from pdi.cli.capture_cmd import url_meant
-
-    # urllib's quote, UTF-8, keeping RFC 3986's reserved and unreserved characters: an independent writer
-    expected = "http://example.org/" + urllib.parse.quote(path, safe="!#$&'()*+,/:;=?@[]~")
-    assert url_meant("http://example.org/" + path) == expected
-    assert url_meant(expected) == expected  # written so already: taken as it is

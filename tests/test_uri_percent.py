@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import urllib.parse
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pdi.errors import ParseError, UnsupportedError
 from pdi.uri import (
@@ -12,6 +16,7 @@ from pdi.uri import (
     percent_decode,
     percent_decode_bytes,
     percent_encode,
+    url_meant,
 )
 
 
@@ -202,3 +207,30 @@ def test_rfc3987_2_2_private_use_characters_only_in_the_query(iri: str, offset: 
         iri_to_uri(iri)
     assert (info.value.offset, info.value.rule) == (offset, "iprivate")
     assert iri_to_uri("x:?a#b".replace("a", "\uf8ff")) == "x:?%EF%A3%BF#b"
+
+
+#: RFC 3987 §2.2 ``ucschar``, as the RFC lists it: the characters beyond ASCII an IRI's path may hold.
+_UCSCHAR = [(0xA0, 0xD7FF), (0xF900, 0xFDCF), (0xFDF0, 0xFFEF),
+            *((plane * 0x10000, plane * 0x10000 + 0xFFFD) for plane in range(1, 14)), (0xE1000, 0xEFFFD)]
+#: RFC 3987 §4.1: "IRIs MUST NOT contain bidirectional formatting characters (LRM, RLM, LRE, RLE, LRO, RLO, and PDF)".
+_BIDI = "\u200e\u200f\u202a\u202b\u202d\u202e\u202c"
+_PATH_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="%" + _BIDI).filter(
+    lambda c: c.isascii() or any(a <= ord(c) <= b for a, b in _UCSCHAR)), max_size=20)
+
+
+@given(path=_PATH_TEXT)
+def test_rfc3986_2_1_url_meant_is_what_a_percent_encoder_writes(path: str) -> None:
+    # urllib's quote, UTF-8, keeping RFC 3986's reserved and unreserved characters: an independent writer
+    expected = "http://example.org/" + urllib.parse.quote(path, safe="!#$&'()*+,/:;=?@[]~")
+    assert url_meant("http://example.org/" + path) == expected
+    assert url_meant(expected) == expected  # written so already: taken as it is
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("http://h/100%.html", "http://h/100%25.html"),  # a lone "%"; a triple is kept: %41 stays
+    ("http://h/%41%g1", "http://h/%41%25g1"),
+    ("http://h/a\tb|c", "http://h/a%09b%7Cc"),
+    ("http://Bücher.example/ü", "http://xn--bcher-kva.example/%C3%BC"),  # IDNA's form of the host: RFC 3987 §3.1
+])
+def test_rfc3986_2_1_url_meant_escapes_a_lone_percent_and_what_no_uri_holds(typed: str, meant: str) -> None:
+    assert url_meant(typed) == meant

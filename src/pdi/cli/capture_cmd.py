@@ -199,24 +199,8 @@ def _capture(
 
 
 
-#: ASCII characters RFC 3986 admits nowhere in a URI (§2: not reserved, not unreserved; a space, the controls,
-#: ``" < > \\ ^ ` { | }``): written ``%HH`` (§2.1), as a browser sends them.
-_NEVER_IN_A_URI = frozenset(chr(c) for c in range(0x21)) | frozenset('"<>\\^`{|}\x7f')
-#: A ``%`` that begins no ``%HH`` triple (RFC 3986 §2.1): itself written ``%25``.
-_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-def url_meant(url: str) -> str:
-    """``url`` as a URI writes it (RFC 3986 §2.1): each character beyond ASCII as the ``%HH`` of its UTF-8 octets and
-    a host beyond ASCII in IDNA's ASCII form (RFC 3987 §3.1, :func:`pdi.uri.iri_to_uri`), each ASCII character no
-    URI holds (:data:`_NEVER_IN_A_URI`) and each ``%`` that begins no triple ``%HH``; ``url`` itself when it is
-    written so already. A :class:`~pdi.errors.ParseError` for a character no IRI holds either (a bidirectional
-    control, a private-use one outside the query)."""
-    from pdi.uri import iri_to_uri
-
-    mended = _LONE_PERCENT.sub("%25", url)
-    mended = "".join(f"%{ord(c):02X}" if c in _NEVER_IN_A_URI else c for c in mended)
-    return iri_to_uri(mended)
+#: A ``%HH`` triple (RFC 3986 §2.1): a ``%`` that begins none is written ``%25``.
+_TRIPLE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def _refuse_an_unescaped_url(url: str) -> None:
@@ -225,7 +209,7 @@ def _refuse_an_unescaped_url(url: str) -> None:
     so ``…/a b.html`` and ``…/a%20b.html``, one page to a browser, would be two documents."""
     from pdi._wording import NAME_MOST, clipped
     from pdi.errors import ParseError
-    from pdi.uri import iri_changes
+    from pdi.uri import NEVER_IN_A_URI, iri_changes, url_meant
 
     try:
         meant = url_meant(url)
@@ -235,7 +219,7 @@ def _refuse_an_unescaped_url(url: str) -> None:
     if meant == url:
         return
     at, ch = next((i, c) for i, c in enumerate(url)
-                  if not c.isascii() or c in _NEVER_IN_A_URI or _LONE_PERCENT.match(url, i))
+                  if not c.isascii() or c in NEVER_IN_A_URI or (c == "%" and not _TRIPLE.match(url, i)))
     if ch == "%":
         how = "a URI writes a '%' that begins no %HH escape as %25 (RFC 3986 §2.1)"
     elif ch.isascii():

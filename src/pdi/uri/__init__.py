@@ -9,7 +9,8 @@
 - :func:`normalize` and :func:`equivalent`: §6.2.2 and §6.2.3.
 - :func:`percent_encode`, :func:`percent_decode`, :func:`percent_decode_bytes`
   (§2.1, UTF-8) and :func:`iri_to_uri` (RFC 3987 §3.1: a web URL's host beyond
-  ASCII in IDNA's ``xn--`` form), with :func:`iri_changes` to say where.
+  ASCII in IDNA's ``xn--`` form), with :func:`iri_changes` to say where;
+  :func:`url_meant` is a URL as typed (a space, a lone ``%``) as a URI writes it.
 
 Pure: no I/O. Every error is a :mod:`pdi.errors` error.
 """
@@ -19,16 +20,19 @@ from __future__ import annotations
 from pdi.uri._normalize import equivalent, normalize, normalize_uri
 from pdi.uri._parse import URI, parse, split
 from pdi.uri._percent import (
+    NEVER_IN_A_URI,
     UNRESERVED,
     iri_changes,
     iri_to_uri,
     percent_decode,
     percent_decode_bytes,
     percent_encode,
+    url_meant,
 )
 from pdi.uri._resolve import remove_dot_segments, resolve
 
 __all__ = [
+    "NEVER_IN_A_URI",
     "UNRESERVED",
     "URI",
     "equivalent",
@@ -43,4 +47,5 @@ __all__ = [
     "remove_dot_segments",
     "resolve",
     "split",
+    "url_meant",
 ]

@@ -245,3 +245,19 @@ def _dns_host(text: str) -> tuple[int, int]:
         return 0, 0
     port = text.find(":", start, stop)
     return start, (port if port >= 0 else stop)
+
+
+#: ASCII characters RFC 3986 admits nowhere in a URI (§2: not reserved, not unreserved; a space, the controls,
+#: ``" < > \\ ^ ` { | }``): written ``%HH`` (§2.1), as a browser sends them.
+NEVER_IN_A_URI = frozenset(chr(c) for c in range(0x21)) | frozenset('"<>\\^`{|}\x7f')
+
+
+def url_meant(url: str) -> str:
+    """``url`` (a web URL as a person types it) as a URI writes it and a browser sends it (RFC 3986 §2.1): each
+    character beyond ASCII as the ``%HH`` of its UTF-8 octets and a host beyond ASCII in IDNA's ASCII form (RFC 3987
+    §3.1, :func:`iri_to_uri`), each ASCII character no URI holds (:data:`NEVER_IN_A_URI`) and each ``%`` that begins
+    no triple ``%HH`` escaped; ``url`` itself when it is written so already. A :class:`~pdi.errors.ParseError` for a
+    character no IRI holds either (a bidirectional control, a private-use one outside the query)."""
+    mended = _BAD_PERCENT.sub("%25", url)  # a "%" that begins no triple: itself written %25
+    mended = "".join(f"%{ord(c):02X}" if c in NEVER_IN_A_URI else c for c in mended)
+    return iri_to_uri(mended)
