@@ -97,7 +97,9 @@ def test_metrics_are_valid_text_exposition_and_strangers_add_no_series(tmp_path:
         for part in ("store", "catalog", "blobs"):
             assert at_start.get(("pdi_store_errors_total", (("part", part),))) == 0.0, part
         for result in ("hit", "miss"):
-            assert at_start.get(("pdi_answer_cache_lookups_total", (("result", result),))) == 0.0, result
+            for answerer in ("connection", "app"):
+                assert at_start.get(("pdi_answer_cache_lookups_total",
+                                     (("answered_by", answerer), ("result", result)))) == 0.0, (result, answerer)
 
         with httpx.Client(base_url=base, timeout=10) as client:
             for i in range(_STRANGE):  # a quote, a backslash, a line end (%0A), each path another

@@ -177,6 +177,14 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
         with httpx.Client() as client:  # one connection: its worker's cache of whole answers, a miss, then hits
             bodies = [client.get(f"{base}/uri-res/N2R?{short}").content for _ in range(4)]
         assert bodies == [b"Hello, operator.\n"] * 4
+        # HTTP/1.0 is not the connection's plain case: the app answers it, looking it up in the cache (a hit or a
+        # miss, as the worker that takes it holds the name or not), and the histogram times it
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(f"GET /uri-res/N2R?{short} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            answered = b""
+            while chunk := raw.recv(65536):
+                answered += chunk
+        assert answered.startswith(b"HTTP/1.1 200 ") and answered.endswith(b"\r\n\r\nHello, operator.\n")
         # answers written from the cache by the connection reach the metrics within a quarter of a second
         scrapes = 1  # before's
         deadline = time.monotonic() + 30
@@ -184,7 +192,7 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
             after = scrape(port)
             scrapes += 1
             n2r = moved(before, after, "pdi_http_requests_total").get(requests_of("/uri-res/{service}", "200"), 0)
-            if n2r >= 4 or time.monotonic() > deadline:
+            if n2r >= 5 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
         time.sleep(0.5)  # and nothing more comes
@@ -193,15 +201,23 @@ def test_metrics_sum_every_worker_and_move_by_exactly_the_requests_made(archive:
         assert requests == {
             requests_of("/healthz", "200"): 7.0,
             requests_of("(unmatched)", "404"): 5.0,
-            requests_of("/uri-res/{service}", "200"): 4.0,
+            requests_of("/uri-res/{service}", "200"): 5.0,
             requests_of("/metrics", "200"): float(scrapes),  # each scrape is counted once answered: all but the last
         }
-        assert moved(before, after, "pdi_answer_cache_lookups_total") == {(("result", "miss"),): 1.0,
-                                                                          (("result", "hit"),): 3.0}
+        lookups = moved(before, after, "pdi_answer_cache_lookups_total")
+        # the keep-alive connection's four, written without the app: its first asking a miss, then hits
+        assert {labels: n for labels, n in lookups.items() if ("answered_by", "connection") in labels} == {
+            (("answered_by", "connection"), ("result", "miss")): 1.0,
+            (("answered_by", "connection"), ("result", "hit")): 3.0}
+        by_app = {labels: n for labels, n in lookups.items() if ("answered_by", "app") in labels}
+        assert sum(by_app.values()) == 1.0 and set(lookups) - set(by_app) == {
+            (("answered_by", "connection"), ("result", "miss")), (("answered_by", "connection"), ("result", "hit"))}
         octets = moved(before, after, "pdi_http_response_body_bytes_total")
-        assert octets[(("route", "/uri-res/{service}"),)] == 4 * len(b"Hello, operator.\n")
+        assert octets[(("route", "/uri-res/{service}"),)] == 5 * len(b"Hello, operator.\n")
         latency = moved(before, after, "pdi_http_request_duration_seconds_count")
         assert latency[(("method", "GET"), ("route", "/healthz"))] == 7.0
+        # the histogram times the app's answers alone: the one answered_by="app" counts
+        assert latency[(("method", "GET"), ("route", "/uri-res/{service}"))] == sum(by_app.values())
 
 
 def test_a_workers_file_of_counts_left_empty_does_not_fail_metrics(archive: tuple[Path, str, str],
@@ -457,7 +473,8 @@ def test_json_logs_go_to_the_log_file_for_answers_from_the_cache_too_and_sighup_
         assert all(a.status_code == 200 and a.content == SHORT for a in answers)
         ids = [a.headers["x-request-id"] for a in answers]
         assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids) and len(set(ids)) == 3
-        hits = moved(before, scrape(port), "pdi_answer_cache_lookups_total").get((("result", "hit"),), 0.0)
+        hits = moved(before, scrape(port), "pdi_answer_cache_lookups_total").get(
+            (("answered_by", "connection"), ("result", "hit")), 0.0)
         assert hits >= 2  # the second and third came from the cache, without the app
         deadline = time.monotonic() + 10
         while not all(i in logged.read_text() for i in ids):

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
     from pdi.archive.store import FixitySummary
 
-__all__ = ["DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "REFUSAL_STATUSES", "STORE_PARTS", "Metrics",
-           "cache_lookup", "count_refusal", "counters", "exposition", "fixity_families", "may_read"]
+__all__ = ["CACHE_ANSWERERS", "DEPOSIT_ROUTES", "FIXITY_SECONDS", "MULTIPROC_ENV", "REFUSAL_STATUSES", "STORE_PARTS",
+           "Metrics", "cache_lookup", "count_refusal", "counters", "exposition", "fixity_families", "may_read"]
 
 #: The environment variable that puts ``prometheus_client`` in multiprocess mode (its directory of counts).
 #: ``prometheus_client`` reads it once, when it is first imported: so this module imports it only when a
@@ -85,7 +85,8 @@ def counters() -> Metrics:
         deposits=Counter("pdi_deposits", "Writes that deposited (a 201 of POST /api/deposit, /api/batch,"
                          " /api/version or /api/format), by route template", ["route"]),
         cache=Counter("pdi_answer_cache_lookups", "Look-ups in a worker's cache of whole N2R answers, by result"
-                      " (hit, miss)", ["result"]),
+                      " (hit, miss) and by what answered (connection: written without the app, its latency not"
+                      " observed; app: in pdi_http_request_duration_seconds)", ["result", "answered_by"]),
         fixity_failures=Counter("pdi_fixity_failures", "Reads whose octets did not match their SHA-256"
                                 " (answered 500 stored octets damaged)"),
         store_errors=Counter("pdi_store_errors", "Storage errors answered 503 (the blob store or the catalog"
@@ -107,10 +108,17 @@ def counters() -> Metrics:
     for part in STORE_PARTS:
         made.store_errors.labels(part)
     for result in ("miss", "hit"):
-        made.cache.labels(result)
+        for answerer in CACHE_ANSWERERS:
+            made.cache.labels(result, answerer)
     for status in REFUSAL_STATUSES:
         made.refusals.labels(status)
     return made
+
+
+#: What answers a request whose answer is looked up in the cache of whole answers (``answered_by`` of
+#: ``pdi_answer_cache_lookups_total``): the connection, writing it without the app (a hit, or a first asking it
+#: made itself: :func:`pdi.server.process.observe.count_cached_answer`), or the app (:func:`cache_lookup`).
+CACHE_ANSWERERS = ("connection", "app")
 
 
 #: The statuses a connection refuses a request with (:mod:`pdi.server.process.connection`): a malformed head
@@ -255,13 +263,13 @@ def may_read(scope: Scope, token: str | None) -> bool:
 
 
 def cache_lookup(hit: bool) -> None:
-    """Count a look-up in the cache of whole answers (:mod:`pdi.server.process.cache`)."""
+    """Count the app's look-up in the cache of whole answers (:mod:`pdi.server.process.cache`)."""
     children = _cache_children
     if not children or children[0] != os.getpid():
         family = counters().cache
-        children[:] = [os.getpid(), family.labels("miss"), family.labels("hit")]
+        children[:] = [os.getpid(), family.labels("miss", "app"), family.labels("hit", "app")]
     children[1 + hit].inc()
 
 
-#: This process's id and the cache counter's two children (miss, hit), found once a process.
+#: This process's id and the cache counter's two children of the app's look-ups (miss, hit), found once a process.
 _cache_children: list[Any] = []

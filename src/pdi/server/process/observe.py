@@ -483,7 +483,8 @@ def count_cached_answer(loop: asyncio.AbstractEventLoop, method: bytes, status: 
     the metrics (one ``inc`` a series for all of them) at most
     :data:`TALLY_SECONDS` later, by a timer of the worker's event loop, so a
     scrape sees them that late at most. Its latency (microseconds) is not
-    observed in ``pdi_http_request_duration_seconds``.
+    observed in ``pdi_http_request_duration_seconds``; its look-up in the
+    cache is counted ``answered_by="connection"`` (the app's are ``app``).
     """
     key = (method, status, hit)
     counts = _tally.get(key)
@@ -505,7 +506,7 @@ def flush_tally() -> None:
         if answers:
             verb = "GET" if method == b"GET" else "HEAD"
             metrics.requests.labels(_URI_RES, verb, str(status)).inc(answers)
-            metrics.cache.labels("hit" if hit else "miss").inc(answers)
+            metrics.cache.labels("hit" if hit else "miss", "connection").inc(answers)
             if octets:
                 metrics.bytes.labels(_URI_RES).inc(octets)
     _tally.clear()
