@@ -226,7 +226,8 @@ def _pairs(page: str) -> list[tuple[str, str]]:
 
 def _typed(runner: CliRunner, lines: str, folder: Path) -> str:
     """What a block's lines print, typed in ``folder`` (the backup page's ``/srv``): each command of a line (joined by
-    ``&&``) a ``pdi`` line run, ``printf`` and ``head`` run by the shell, ``rm -rf DIR`` done, ``cd /srv`` nothing."""
+    ``&&``) a ``pdi`` line run, ``printf`` and ``head`` run by the shell, ``rm -rf DIR`` done, ``rm -f PATTERN``
+    done (a shell's pattern), ``cd /srv`` nothing."""
     import subprocess
 
     printed = ""
@@ -237,6 +238,11 @@ def _typed(runner: CliRunner, lines: str, folder: Path) -> str:
                 continue
             if words[:2] == ["rm", "-rf"]:
                 shutil.rmtree(words[2])
+            elif words[:2] == ["rm", "-f"]:
+                found = sorted(folder.glob(words[2]))
+                assert found, line  # the damage the page shows is done
+                for path in found:
+                    path.unlink()
             elif words[0] == "pdi":
                 printed += _run(runner, *words[1:])
             else:
@@ -252,7 +258,8 @@ def test_the_backup_pages_lines_print_what_it_shows(
     block (found in a new user's trial: the page once assumed two documents with no lines to make them): an 18-octet
     text, a catalog row, and a scan of 100,000 octets, a blob file. The first backup copies the one blob file, the
     second (after the page's third small document) nothing new; after ``rm -rf`` the restore copies it back and
-    ``pdi verify`` finds the three representations whole; the bag of them is imported into a new PostgreSQL archive
+    ``pdi verify`` finds the three representations whole; the scan's blob file lost is put back from the backup
+    restored beside it (``pdi verify --repair-from``); the bag of them is imported into a new PostgreSQL archive
     (the page's ``postgresql://pdi@db/pdi``, a database of a throw-away cluster here) and verifies there too. A line
     not ``pdi``'s (``printf``, ``head``) is run by the shell; ``cd /srv`` is this test's own folder."""
     monkeypatch.chdir(tmp_path)
@@ -262,7 +269,8 @@ def test_the_backup_pages_lines_print_what_it_shows(
 
     def here(text: str) -> str:
         text = text.replace("/srv/", f"{tmp_path}/").replace("/backup/", f"{tmp_path}/backup/")
-        return text.replace("/exports/", f"{tmp_path}/exports/").replace("postgresql://pdi@db/pdi", url)
+        text = text.replace("/exports/", f"{tmp_path}/exports/").replace("postgresql://pdi@db/pdi", url)
+        return text.replace("/2026/11/28/", one_gmt_day.strftime("/%Y/%m/%d/"))  # names minted today
 
     def typed(lines: str) -> str:
         return _typed(runner, here(lines), tmp_path)
@@ -279,8 +287,9 @@ def test_the_backup_pages_lines_print_what_it_shows(
             assert re.sub(moment, "WHEN", printed) == re.sub(moment, "WHEN", here(after[1])), printed
             pairs.append((lines, after[1]))
     assert (tmp_path / "report.txt").stat().st_size == 18 and (tmp_path / "scan.bin").stat().st_size == 100_000
-    assert len(pairs) == 4, pairs
+    assert len(pairs) == 5, pairs
     assert "1 blob copied (100000 octets)" in pairs[0][1] and "1 there already" in pairs[1][1]
+    assert "\nrepaired\t" in pairs[3][1]
 
 
 def _follow(runner: CliRunner, lines: str, skip: tuple[str, ...] = ()) -> str:

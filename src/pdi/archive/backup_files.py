@@ -328,7 +328,8 @@ class BlobCopier:
         if found != sha256:
             then = ("this backup is damaged (a backup hard-linked to its archive shares its blocks): restore another"
                     " one" if self.restoring else
-                    "run pdi verify on the archive (pdi verify --repair fetches it from a mirror), then back it up")
+                    "run pdi verify on the archive and mend it (--repair-from DIR copies it from an earlier backup"
+                    " restored to DIR, --repair fetches it from a mirror), then back it up")
             raise IntegrityError(f"blob {sha256} at {where} does not match its SHA-256 (it is {found}): nothing"
                                  f" damaged was copied; {then}")
 
@@ -349,8 +350,9 @@ def gone(sha256: str, source: Path, restoring: bool) -> StoreError:
         return StoreError(f"blob {sha256} the backup's catalog names is missing from the backup ({source}):"
                           " this backup is incomplete or damaged; restore another one")
     return StoreError(f"blob {sha256} the catalog names is missing from the archive ({source}): run pdi verify"
-                      " on the archive, which says whether it was missing before (then repair it, pdi verify"
-                      " --repair from a mirror, or restore it) or was taken during the backup by a purge or pdi"
+                      " on the archive, which says whether it was missing before (then mend it: --repair-from DIR"
+                      " copies it from an earlier backup restored to DIR, --repair fetches it from a mirror) or was"
+                      " taken during the backup by a purge or pdi"
                       " verify --remove-unreferenced (then run the backup again)")
 
 

@@ -32,6 +32,7 @@ from pdi.errors import (
     IntegrityError,
     NotFoundError,
     ParseError,
+    PDIError,
     UnsupportedError,
 )
 
@@ -316,13 +317,18 @@ def series_access(name: str, access: str, archive: str) -> None:
 @click.option("--repair", is_flag=True,
               help="Fetch each missing or altered blob again from its series' origin or a peer (pdi mirror add),"
                    " check it against that archive's signed manifest, and replace it (an audit line each).")
+@click.option("--repair-from", "repair_from", metavar="DIR|URL",
+              help="Put each missing or altered blob right from another copy of this archive: one restored from a"
+                   " backup (pdi restore BACKUP --to DIR), its folder or postgresql:// URL; each blob checked"
+                   " against the catalog's SHA-256 (an audit line each).")
 @click.option("--remove-unreferenced", "remove", is_flag=True,
               help="Also delete blobs no name holds (left by killed deposits), if untouched for --older-than.")
 @click.option("--older-than", default=3600.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds a blob must be untouched before --remove-unreferenced deletes it.")
 @archive_option
 def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, key_file: str | None,
-               tsa_ca: str | None, repair: bool, remove: bool, older_than: float, archive: str) -> None:
+               tsa_ca: str | None, repair: bool, repair_from: str | None, remove: bool, older_than: float,
+               archive: str) -> None:
     """Recompute every stored representation's SHA-256 and check the catalog; exit 3 on any problem.
 
     Problems print one a line: the kind (missing, altered, size,
@@ -352,16 +358,24 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     that says what its other tables do not (catalog-serial-names) is put
     right by making that table again from them. Exit 3 only for problems
     left unrepaired.
+
+    With --repair-from, each missing or altered blob is read from another
+    copy of this archive (a backup restored: pdi restore BACKUP --to DIR,
+    then --repair-from DIR), checked against the catalog's SHA-256, and
+    replaced; it prints as repaired (from that copy), or unrepaired and why
+    (then --repair, if given, asks the mirrors). Exit 3 only for problems
+    left unrepaired.
     """
-    if signatures and repair:
-        raise click.UsageError("--repair goes with a verify of the stored blobs, not with --signatures")
+    if signatures and (repair or repair_from):
+        raise click.UsageError("--repair and --repair-from go with a verify of the stored blobs, not with"
+                               " --signatures")
     if signatures:
         _verify_signatures(manifests, key, key_file, tsa_ca, archive)
         return
     if manifests or key or key_file or tsa_ca:
         raise click.UsageError("MANIFEST, --key, --key-file and --tsa-ca go with --signatures")
     with open_archive(archive) as opened, progress_bar("verifying") as progress:
-        if repair or remove:  # they write: refused before the check (a member of its group, read-only media)
+        if repair or repair_from or remove:  # they write: refused before the check (a group's member, read-only media)
             opened.refuse_if_read_only()
         report = opened.verify(progress)
         if remove:
@@ -373,6 +387,8 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
     for problem in report.problems:
         for name in problem.names:
             click.echo(_problem_line(problem.kind, name, problem.detail))
+    if repair_from and report.problems:
+        _repair_from_copy(report, archive, repair_from)
     if repair and report.problems:
         _repair(report, archive)
     for note in report.purged:
@@ -422,6 +438,36 @@ def _repair(report: VerifyReport, archive: str) -> None:
         click.echo(_problem_line("unrepaired", name, why))
     fixed = {name for name, _ in done.repaired}
     report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and fixed & set(p.names))]
+
+
+def _repair_from_copy(report: VerifyReport, archive: str, source: str) -> None:
+    """``pdi verify --repair-from``: each missing or altered blob read, by verified chunks, from the archive at
+    ``source`` (a backup restored) under one of its names, and written over the damaged copy
+    (:meth:`~pdi.archive.Archive.replace_blob`, which refuses octets of any other SHA-256); the problems put right
+    leave the report, the others print as unrepaired."""
+    fixed: set[str] = set()
+    with open_archive(archive) as opened, open_archive(source) as copy:
+        for problem in report.problems:
+            if problem.kind not in ("missing", "altered") or not problem.names:
+                continue
+            why = ""
+            for name in problem.names:
+                try:
+                    with copy.open_octets(name) as found:
+                        if found.record.sha256 != problem.sha256:
+                            why = f"{source} holds {name} with another SHA-256 ({found.record.sha256})"
+                            continue
+                        opened.replace_blob(problem.sha256, found.reader.chunks(0, found.size),
+                                            f"{name} from {source} (another copy of this archive)")
+                except PDIError as exc:
+                    why = f"{source}: {exc}"
+                    continue
+                click.echo(_problem_line("repaired", name, f"from {source}, its SHA-256 checked"))
+                fixed.add(problem.sha256)
+                break
+            else:
+                click.echo(_problem_line("unrepaired", problem.names[0], why))
+    report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and p.sha256 in fixed)]
 
 
 def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: str | None, tsa_ca: str | None,
