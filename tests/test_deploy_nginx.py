@@ -40,6 +40,8 @@ from pdi.archive import Archive, Content
 from support.nginxnode import NginxNode, nginx
 
 DEPLOY = Path(__file__).resolve().parents[1] / "docs" / "deploy"
+#: The metrics token the unit's environment gives pdi serve (the operator's guide puts it in /etc/pdi/pdi.env).
+METRICS_TOKEN = "c0ffee" * 8
 S = "library.example.us"
 URL = "https://www.example.org/news"
 TEXT = "Zoë's notes, line one\nline two\n".encode() * 300
@@ -134,7 +136,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         _, read_token = archive.add_token("reader", role="read", series=[S])
     cert, key = _certificate(root)
     access = (root / "access.log").open("wb")  # the unit's --access-log -: standard output
-    server = subprocess.Popen(_unit_command(), env={**os.environ, "PDI_ARCHIVE": str(location)},
+    server = subprocess.Popen(_unit_command(), env={**os.environ, "PDI_ARCHIVE": str(location),
+                                                    "PDI_METRICS_TOKEN": METRICS_TOKEN},  # as /etc/pdi/pdi.env gives it
                               stdin=subprocess.DEVNULL, stdout=access, stderr=subprocess.PIPE, text=True)
     access.close()
     assert server.stderr is not None
@@ -263,6 +266,19 @@ def test_a_50_mb_deposit_streams_through_the_proxy_in_bounded_memory(site: Site)
 
 def _kib(status: str, field: str) -> int:
     return int(next(line for line in status.splitlines() if line.startswith(f"{field}:")).split()[1])
+
+
+def test_metrics_are_scraped_through_the_proxy_with_the_token_alone(site: Site) -> None:
+    # the Prometheus job of docs/reference/operate.md: https to the resolver's host name, the token as bearer
+    job = (DEPLOY.parent / "reference" / "operate.md").read_text("utf-8")
+    assert "    scheme: https\n" in job and "authorization: {credentials_file:" in job
+    with site.client() as client:
+        scraped = client.get(f"{site.https}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+        assert scraped.status_code == 200, scraped.text
+        assert "\npdi_http_requests_total{" in scraped.text
+        for sent in ({}, {"Authorization": "Bearer not-the-token"}):
+            refused = client.get(f"{site.https}/metrics", headers=sent)
+            assert refused.status_code == 403 and "--metrics-token" in refused.json()["detail"]
 
 
 def test_plain_http_is_sent_to_https(site: Site) -> None:
