@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.pgcluster import TemporaryCluster
+
 S = "archives.gov.us"
 
 
@@ -93,3 +95,29 @@ def test_repair_from_goes_with_a_verify_of_the_blobs_not_with_signatures(tmp_pat
     done = _pdi("verify", "--signatures", "m.jws", "--repair-from", str(tmp_path), "--archive", str(tmp_path / "a"))
     assert done.returncode == 2
     assert "--repair-from go with a verify of the stored blobs" in done.stderr
+
+
+def test_a_postgresql_blob_is_put_right_from_a_restored_database_and_its_urls_password_is_shown_nowhere(
+    pg_cluster: TemporaryCluster, tmp_path: Path,
+) -> None:
+    url, drill = pg_cluster.create_database("repair_live"), pg_cluster.create_database("repair_drill")
+    _ok("init", url)
+    _ok("series", "add", S, "--archive", url)
+    octets = os.urandom(100_000)
+    (tmp_path / "scan.bin").write_bytes(octets)
+    name = _ok("add", str(tmp_path / "scan.bin"), "-s", S, "--archive", url).strip()
+    _ok("backup", str(tmp_path / "backup"), "--archive", url)
+    _ok("restore", str(tmp_path / "backup"), "--to", drill)
+    database = url.split("/")[3].split("?")[0]
+    pg_cluster.sql("UPDATE blob_parts SET data = overlay(data placing '\\x00'::bytea from 5 for 1) WHERE n = 0",
+                   database)
+    assert _pdi("verify", "--archive", url).returncode == 3
+    secret = drill.replace("postgresql://postgres@", "postgresql://postgres:hush-hush@")  # trust: not asked for
+    done = _pdi("verify", "--repair-from", secret, "--archive", url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ["repaired", name, f"from {drill.replace('postgres@', 'postgres:***@')}, its SHA-256 checked"] in [
+        line.split("\t") for line in done.stdout.splitlines()]
+    assert "hush-hush" not in done.stdout + done.stderr + _ok("audit", "--archive", url)
+    got = subprocess.run([sys.executable, "-m", "pdi", "get", name, "--archive", url], capture_output=True,
+                         timeout=300, check=False)
+    assert (got.returncode, got.stdout) == (0, octets)

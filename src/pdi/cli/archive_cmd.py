@@ -444,8 +444,11 @@ def _repair_from_copy(report: VerifyReport, archive: str, source: str) -> None:
     """``pdi verify --repair-from``: each missing or altered blob read, by verified chunks, from the archive at
     ``source`` (a backup restored) under one of its names, and written over the damaged copy
     (:meth:`~pdi.archive.Archive.replace_blob`, which refuses octets of any other SHA-256); the problems put right
-    leave the report, the others print as unrepaired."""
+    leave the report, the others print as unrepaired. A URL's password is shown nowhere, nor kept in the audit."""
+    from pdi.archive.catalog.opening import shown_location
+
     fixed: set[str] = set()
+    shown = shown_location(source)
     with open_archive(archive) as opened, open_archive(source) as copy:
         for problem in report.problems:
             if problem.kind not in ("missing", "altered") or not problem.names:
@@ -455,14 +458,14 @@ def _repair_from_copy(report: VerifyReport, archive: str, source: str) -> None:
                 try:
                     with copy.open_octets(name) as found:
                         if found.record.sha256 != problem.sha256:
-                            why = f"{source} holds {name} with another SHA-256 ({found.record.sha256})"
+                            why = f"{shown} holds {name} with another SHA-256 ({found.record.sha256})"
                             continue
                         opened.replace_blob(problem.sha256, found.reader.chunks(0, found.size),
-                                            f"{name} from {source} (another copy of this archive)")
+                                            f"{name} from {shown} (another copy of this archive)")
                 except PDIError as exc:
-                    why = f"{source}: {exc}"
+                    why = f"{shown}: {exc}"
                     continue
-                click.echo(_problem_line("repaired", name, f"from {source}, its SHA-256 checked"))
+                click.echo(_problem_line("repaired", name, f"from {shown}, its SHA-256 checked"))
                 fixed.add(problem.sha256)
                 break
             else:
