@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pdi.archive import Archive
 from support.pgcluster import TemporaryCluster
 
 S = "archives.gov.us"
@@ -78,6 +79,10 @@ def test_altered_and_missing_blobs_are_put_right_from_a_restored_backup_and_a_la
     (unrepaired,) = [line for line in lines if line[0] == "unrepaired"]
     assert unrepaired[1] == later_name and str(drill) in unrepaired[2]  # deposited after the backup: not in it
     assert "1 problem" in done.stdout.splitlines()[-1]
+    # what /metrics says of fixity: the two repaired are whole again, the one left damaged is counted so
+    with Archive.open(str(archive)) as opened:
+        blobs, summary = opened.fixity_summary()
+    assert (blobs, summary.whole, summary.damaged) == (3, 2, 1)
 
     assert _blob(archive, scan).read_bytes() == scan
     assert _blob(archive, photo).read_bytes() == photo
@@ -118,6 +123,8 @@ def test_a_postgresql_blob_is_put_right_from_a_restored_database_and_its_urls_pa
     assert ["repaired", name, f"from {drill.replace('postgres@', 'postgres:***@')}, its SHA-256 checked"] in [
         line.split("\t") for line in done.stdout.splitlines()]
     assert "hush-hush" not in done.stdout + done.stderr + _ok("audit", "--archive", url)
+    with Archive.open(url) as opened:
+        assert opened.fixity_summary()[1].damaged == 0  # its latest check: the repair's, whole
     got = subprocess.run([sys.executable, "-m", "pdi", "get", name, "--archive", url], capture_output=True,
                          timeout=300, check=False)
     assert (got.returncode, got.stdout) == (0, octets)

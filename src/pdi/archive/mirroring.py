@@ -25,6 +25,7 @@ from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi
 from pdi.archive.store import (
     AuditRecord,
     DocumentKey,
+    FixityCheck,
     RepresentationRecord,
     SeriesRecord,
     WithdrawalRecord,
@@ -324,7 +325,8 @@ class Mirroring(ArchiveBase):
     def replace_blob(self, sha256: str, octets: Octets, detail: str) -> None:
         """Write the blob ``sha256`` again from ``octets`` (hashed as they are staged: any other digest is
         refused, :class:`IntegrityError`, and nothing is kept), over a damaged or missing copy; an audit line
-        ``repair`` says where the octets came from (``detail``)."""
+        ``repair`` says where the octets came from (``detail``), and a fixity check records the blob whole (its
+        octets were just hashed), so that the fixity gauges of ``/metrics`` no longer count it damaged."""
         staged = self.store.stage_blob(octets, replace=True)  # over the damaged copy, whatever its size
         if staged.info.sha256 != sha256:
             staged.discard()
@@ -335,6 +337,7 @@ class Mirroring(ArchiveBase):
             staged.discard()
             raise
         staged.close()
+        self.store.record_fixity_checks([FixityCheck(sha256, timestamp(self.now()), True)])
 
 
 def _versioned(name: PDI | str) -> tuple[DocumentKey, int, str]:
