@@ -128,3 +128,23 @@ def test_a_postgresql_blob_is_put_right_from_a_restored_database_and_its_urls_pa
     got = subprocess.run([sys.executable, "-m", "pdi", "get", name, "--archive", url], capture_output=True,
                          timeout=300, check=False)
     assert (got.returncode, got.stdout) == (0, octets)
+
+
+def test_a_copy_that_is_no_archive_is_refused_before_the_check_saying_what_to_name(tmp_path: Path) -> None:
+    # found trying it: a backup folder, or a folder not made yet, was said only after every blob was re-hashed, and
+    # the second as if --archive were wrong
+    archive = tmp_path / "archive"
+    _ok("init", str(archive))
+    _ok("series", "add", S, "--archive", str(archive))
+    octets = os.urandom(70_000)
+    (tmp_path / "scan.bin").write_bytes(octets)
+    _ok("add", str(tmp_path / "scan.bin"), "-s", S, "--archive", str(archive))
+    _ok("backup", str(tmp_path / "backup"), "--archive", str(archive))
+    _blob(archive, octets).unlink()
+    missing = _pdi("verify", "--repair-from", str(tmp_path / "drill"), "--archive", str(archive))
+    assert (missing.returncode, missing.stdout) == (4, "")
+    assert f"--repair-from {tmp_path / 'drill'}: no archive there" in missing.stderr
+    assert f"pdi restore BACKUP --to {tmp_path / 'drill'}" in missing.stderr
+    backup = _pdi("verify", "--repair-from", str(tmp_path / "backup"), "--archive", str(archive))
+    assert (backup.returncode, backup.stdout) == (4, "")
+    assert f"pdi restore {tmp_path / 'backup'} --to DIR" in backup.stderr

@@ -374,21 +374,25 @@ def verify_cmd(manifests: tuple[str, ...], signatures: bool, key: str | None, ke
         return
     if manifests or key or key_file or tsa_ca:
         raise click.UsageError("MANIFEST, --key, --key-file and --tsa-ca go with --signatures")
-    with open_archive(archive) as opened, progress_bar("verifying") as progress:
+    with contextlib.ExitStack() as stack:
+        opened = stack.enter_context(open_archive(archive))
         if repair or repair_from or remove:  # they write: refused before the check (a group's member, read-only media)
             opened.refuse_if_read_only()
-        report = opened.verify(progress)
-        if remove:
-            removed = opened.remove_unreferenced(older_than)
-            temporary = sum(1 for name in removed if name.startswith(("tmp/", "staging/")))
-            click.echo(f"removed {plural(len(removed) - temporary, 'unreferenced blob')}"
-                       f" and {plural(temporary, 'temporary file')}")
-            report.unreferenced = sorted(set(report.unreferenced) - set(removed))
-    for problem in report.problems:
-        for name in problem.names:
-            click.echo(_problem_line(problem.kind, name, problem.detail))
-    if repair_from and report.problems:
-        _repair_from_copy(report, archive, repair_from)
+        # the copy opened before the check, which may take hours: one that is no archive is said at once
+        copy = stack.enter_context(_copy_to_repair_from(repair_from)) if repair_from else None
+        with progress_bar("verifying") as progress:
+            report = opened.verify(progress)
+            if remove:
+                removed = opened.remove_unreferenced(older_than)
+                temporary = sum(1 for name in removed if name.startswith(("tmp/", "staging/")))
+                click.echo(f"removed {plural(len(removed) - temporary, 'unreferenced blob')}"
+                           f" and {plural(temporary, 'temporary file')}")
+                report.unreferenced = sorted(set(report.unreferenced) - set(removed))
+        for problem in report.problems:
+            for name in problem.names:
+                click.echo(_problem_line(problem.kind, name, problem.detail))
+        if copy is not None and repair_from and report.problems:
+            _repair_from_copy(report, opened, copy, repair_from)
     if repair and report.problems:
         _repair(report, archive)
     for note in report.purged:
@@ -440,7 +444,18 @@ def _repair(report: VerifyReport, archive: str) -> None:
     report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and fixed & set(p.names))]
 
 
-def _repair_from_copy(report: VerifyReport, archive: str, source: str) -> None:
+def _copy_to_repair_from(source: str) -> Archive:
+    """The archive ``--repair-from`` names, opened; a :class:`NotFoundError` saying what it must be when it is none."""
+    from pdi.archive.catalog.opening import is_postgres_url
+
+    if not is_postgres_url(source) and not (Path(source) / "catalog.sqlite").exists() and not (
+            Path(source) / "pdi-backup.json").exists():  # a backup's own refusal says how to restore it
+        raise NotFoundError(f"--repair-from {source}: no archive there (no catalog.sqlite): name another copy of"
+                            f" this archive, such as a backup restored there (pdi restore BACKUP --to {source})")
+    return open_archive(source)
+
+
+def _repair_from_copy(report: VerifyReport, opened: Archive, copy: Archive, source: str) -> None:
     """``pdi verify --repair-from``: each missing or altered blob read, by verified chunks, from the archive at
     ``source`` (a backup restored) under one of its names, and written over the damaged copy
     (:meth:`~pdi.archive.Archive.replace_blob`, which refuses octets of any other SHA-256); the problems put right
@@ -449,27 +464,26 @@ def _repair_from_copy(report: VerifyReport, archive: str, source: str) -> None:
 
     fixed: set[str] = set()
     shown = shown_location(source)
-    with open_archive(archive) as opened, open_archive(source) as copy:
-        for problem in report.problems:
-            if problem.kind not in ("missing", "altered") or not problem.names:
+    for problem in report.problems:
+        if problem.kind not in ("missing", "altered") or not problem.names:
+            continue
+        why = ""
+        for name in problem.names:
+            try:
+                with copy.open_octets(name) as found:
+                    if found.record.sha256 != problem.sha256:
+                        why = f"{shown} holds {name} with another SHA-256 ({found.record.sha256})"
+                        continue
+                    opened.replace_blob(problem.sha256, found.reader.chunks(0, found.size),
+                                        f"{name} from {shown} (another copy of this archive)")
+            except PDIError as exc:
+                why = f"{shown}: {exc}"
                 continue
-            why = ""
-            for name in problem.names:
-                try:
-                    with copy.open_octets(name) as found:
-                        if found.record.sha256 != problem.sha256:
-                            why = f"{shown} holds {name} with another SHA-256 ({found.record.sha256})"
-                            continue
-                        opened.replace_blob(problem.sha256, found.reader.chunks(0, found.size),
-                                            f"{name} from {shown} (another copy of this archive)")
-                except PDIError as exc:
-                    why = f"{shown}: {exc}"
-                    continue
-                click.echo(_problem_line("repaired", name, f"from {shown}, its SHA-256 checked"))
-                fixed.add(problem.sha256)
-                break
-            else:
-                click.echo(_problem_line("unrepaired", problem.names[0], why))
+            click.echo(_problem_line("repaired", name, f"from {shown}, its SHA-256 checked"))
+            fixed.add(problem.sha256)
+            break
+        else:
+            click.echo(_problem_line("unrepaired", problem.names[0], why))
     report.problems = [p for p in report.problems if not (p.kind in ("missing", "altered") and p.sha256 in fixed)]
 
 
