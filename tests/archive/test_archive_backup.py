@@ -565,7 +565,8 @@ def test_postgres_schema_archive_is_restored_into_its_schema(pg_cluster: Tempora
     assert result.returncode == 0, result.stderr
     _small_archive(tmp_path / "sqlite")
     backup(str(tmp_path / "sqlite"), tmp_path / "sqlite-backup")
-    with pytest.raises(ImmutabilityError, match="holds a backup of a sqlite archive, not of this postgres one"):
+    with pytest.raises(ImmutabilityError, match="holds a backup of a sqlite archive, not of this postgres one: back this one"
+                                                  " up into an empty or new directory"):
         backup(location, tmp_path / "sqlite-backup")
     with pytest.raises(UnsupportedError, match="backup of a SQLite archive: restore it to a directory"):
         restore(tmp_path / "sqlite-backup", location)

@@ -101,7 +101,8 @@ def _prepare_destination(dest: Path, store: str, source: str, modes: Modes) -> N
             raise ImmutabilityError(f"backup destination {dest} is not empty and is not a pdi backup (no {MARKER})")
         marker = read_marker(dest)
         if marker["store"] != store:
-            raise ImmutabilityError(f"{dest} holds a backup of a {marker['store']} archive, not of this {store} one")
+            raise ImmutabilityError(f"{dest} holds a backup of a {marker['store']} archive, not of this {store} one:"
+                                    " back this one up into an empty or new directory")
         if not _same_archive(str(marker.get("source")), source, store):  # another archive's backup would be lost
             raise ImmutabilityError(
                 f"{dest} holds the backup of another archive ({marker.get('source')}), not of {source}: back this"
