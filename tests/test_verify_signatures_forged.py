@@ -199,3 +199,33 @@ def test_a_key_file_written_by_pdi_keys_show_is_refused_saying_what_to_give(tmp_
     keys.write_text(_pdi("keys", "show", "--jwks", "--archive", archive)[1])
     code, said = _pdi("verify", "--signatures", str(written), "--key", str(keys), "--archive", archive)
     assert code == 0 and "checked 1 manifest listing 0 names: 0 problems" in said, said
+
+
+def test_a_mirror_checking_its_origins_manifest_with_its_own_key_is_told_which_key_signed_it(tmp_path: Path) -> None:
+    """Found by a tester mirroring a series as docs/how-to/mirrors.md says (2026-12-02): on the mirror, ``pdi verify
+    --signatures FILE`` of the origin's manifest said only "signed by the key '…', which is not one of the keys it is
+    checked with". The key is the one ``pdi mirror add`` pinned for the origin: the refusal says so (the key tried
+    being the mirror's own), and names the --key that checks it; given so, the signature holds."""
+    origin, mirror = str(tmp_path / "a"), str(tmp_path / "b")
+    for argv in (("init", origin), ("keys", "init", "--archive", origin), ("series", "add", SERIES, "--archive", origin),
+                 ("init", mirror), ("keys", "init", "--archive", mirror)):
+        assert _pdi(*argv)[0] == 0, argv
+    written = tmp_path / "series.jws"
+    assert _pdi("manifest", "--series", SERIES, "--all", "-o", str(written), "--archive", origin)[0] == 0
+    keys = tmp_path / "a-keys.json"
+    keys.write_text(_pdi("keys", "show", "--jwks", "--archive", origin)[1])
+    signer = jwk.JWK.from_pem((tmp_path / "a" / "signing-key.pem").read_bytes()).thumbprint()  # RFC 7638, by jwcrypto
+    code, said = _pdi("verify", "--signatures", str(written), "--archive", mirror)
+    assert code == 3, said
+    bare = f"signature\t{written}:1\tthe JWS is signed by the key {signer!r}, which is not one of the keys it is checked with"
+    assert f"{bare} (this archive's own): give the key of the archive that signed it (--key JWK|FILE|URL" in said, said
+    origin_url = "http://a.example.org"
+    code, said = _pdi("mirror", "add", origin_url, "--series", SERIES, "--key", str(keys), "--no-check",
+                      "--archive", mirror)
+    assert code == 0, said
+    code, said = _pdi("verify", "--signatures", str(written), "--archive", mirror)
+    assert code == 3, said
+    assert (f"{bare} (this archive's own): it is the key pinned here for {origin_url}, the origin of {SERIES} (pdi"
+            f" mirror ls); check with that archive's key: --key {origin_url}/api/keys\n") in said, said
+    code, said = _pdi("verify", "--signatures", str(written), "--key", str(keys), "--archive", mirror)
+    assert code == 0 and "checked 1 manifest listing 0 names: 0 problems" in said, said

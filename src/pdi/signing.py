@@ -52,6 +52,7 @@ __all__ = [
     "NotAKey",
     "PublicKey",
     "SigningKey",
+    "UnknownSigner",
     "Verified",
     "b64url",
     "b64url_decode",
@@ -316,7 +317,7 @@ def verify_compact(jws: str, keys: Iterable[PublicKey]) -> Verified:
         # RFC 7515 §4.1.4: the key whose JWK has that kid (RFC 7517 §4.5), or whose thumbprint it is (pdi's kids)
         candidates = [k for k in candidates if kid in (k.thumbprint, k.kid)]
         if not candidates:
-            raise IntegrityError(f"the JWS is signed by the key {kid!r}, which is not one of the keys it is checked with")
+            raise UnknownSigner(kid)
     data = f"{header_b64}.{payload_b64}".encode("ascii")
     for key in candidates:
         if len(signature) == 64 and key.verify(signature, data):
@@ -349,6 +350,14 @@ def parse_jwks(text: str | bytes, where: str) -> list[PublicKey]:
     if not found:
         raise NotAKey(f"{where} holds no Ed25519 key")
     return found
+
+
+class UnknownSigner(IntegrityError):
+    """A JWS whose ``kid`` (RFC 7515 §4.1.4) names none of the keys it is checked with: ``kid`` says which."""
+
+    def __init__(self, kid: object) -> None:
+        super().__init__(f"the JWS is signed by the key {kid!r}, which is not one of the keys it is checked with")
+        self.kid = kid
 
 
 class NotAKey(UnsupportedError):

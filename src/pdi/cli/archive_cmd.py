@@ -500,7 +500,8 @@ def _verify_signatures(manifests: tuple[str, ...], key: str | None, key_file: st
     wacz_problems = [_check_wacz_signature(path) for path in waczs]
     if manifests:
         with open_archive(archive) as opened:
-            report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca)
+            report = check_signatures(opened, manifests, public_keys(key, opened, key_file), tsa_ca,
+                                      own_key=key is None)
     else:
         report = SignatureReport()
     report.problems[:0] = [p for p in wacz_problems if p is not None]

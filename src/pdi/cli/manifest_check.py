@@ -19,7 +19,7 @@ from pathlib import Path
 from pdi.archive import Archive
 from pdi.archive.fixity import Problem
 from pdi.errors import IntegrityError, LimitError, NotFoundError, PDIError, StoreError
-from pdi.signing import MAX_JWS, Manifest, PublicKey, verify_manifest
+from pdi.signing import MAX_JWS, Manifest, PublicKey, UnknownSigner, verify_manifest
 
 __all__ = ["SignatureReport", "check_signatures", "public_keys"]
 
@@ -195,10 +195,32 @@ def _check_page_timestamp(url: str, jws: str, tsa_ca: str | None, report: Signat
     report.stamped.append((url, stamp.iso, tsa_ca is not None))
 
 
+def _whose_key(archive: Archive, exc: UnknownSigner, own_key: bool) -> str:
+    """Why a manifest signed by a key not given does not verify, and what to give: a key this archive pinned for
+    another (``pdi mirror add``) is named with its archive, as is this archive's own when it was the one tried."""
+    from pdi._wording import shown_url
+    from pdi.network.peers import pinned_keys
+
+    for record in archive.mirrors():
+        try:
+            pinned = pinned_keys(record)
+        except PDIError:  # a key pinned by an earlier pdi that this one cannot read names no signer
+            continue
+        if any(exc.kid in (key.thumbprint, key.kid) for key in pinned):
+            url = shown_url(record.base_url)
+            tried = "this archive's own" if own_key else "the keys given"
+            return (f"{exc} ({tried}): it is the key pinned here for {url}, the {record.role} of {record.series}"
+                    f" (pdi mirror ls); check with that archive's key: --key {url}/api/keys")
+    if own_key:
+        return (f"{exc} (this archive's own): give the key of the archive that signed it (--key JWK|FILE|URL, such as"
+                " its BASE_URL/api/keys)")
+    return str(exc)
+
+
 def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[PublicKey],
-                     tsa_ca: str | None = None) -> SignatureReport:
+                     tsa_ca: str | None = None, *, own_key: bool = False) -> SignatureReport:
     """Check every manifest of ``sources`` with ``keys`` and against ``archive`` (and each file's timestamp, and
-    each resolver page's)."""
+    each resolver page's); ``own_key``: ``keys`` are this archive's own (no ``--key``), which a refusal says."""
     report = SignatureReport()
     for source in sources:
         _check_timestamp(source, tsa_ca, report)
@@ -208,7 +230,8 @@ def check_signatures(archive: Archive, sources: tuple[str, ...], keys: list[Publ
                 _check_page_timestamp(where, jws, tsa_ca, report)
             report.manifests += 1
             if isinstance(manifest, PDIError):
-                report.problems.append(Problem("signature", "", (where,), str(manifest)))
+                said = _whose_key(archive, manifest, own_key) if isinstance(manifest, UnknownSigner) else str(manifest)
+                report.problems.append(Problem("signature", "", (where,), said))
                 continue
             checked, problems = archive.check_manifest(manifest.names)
             report.names += checked
