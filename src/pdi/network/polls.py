@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pdi._ascii import ascii_lower
-from pdi._wording import shown_url
+from pdi._wording import clipped, shown_url
 from pdi.archive.access import PUBLIC
 from pdi.archive.fixity import Problem
 from pdi.archive.naming import parse_pdi, timestamp
@@ -261,6 +261,9 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
                     except _Unlisted as exc:
                         why.append(f"{shown_url(record.base_url)}: {exc}" + _as_anyone(record))
                         continue
+                    except _Withdrawn as exc:
+                        why.append(f"{shown_url(record.base_url)}: {exc}")
+                        continue
                     except PDIError as exc:
                         why.append(f"{shown_url(record.base_url)}: {exc}")
                         continue
@@ -278,6 +281,10 @@ def repair(archive: Archive, problems: Sequence[Problem]) -> RepairReport:
 class _Unlisted(Exception):  # no kind of pdi's errors: always caught below, said as its peer's refusal
     """A peer's signed manifest does not list the name a repair asked for at all (caught by the repair, which says
     it as that peer's refusal)."""
+
+
+class _Withdrawn(Exception):  # as _Unlisted: always caught below
+    """A peer's signed manifest lists the name a repair asked for as withdrawn there: it gives no octets of it."""
 
 
 def _as_anyone(record: MirrorRecord) -> str:
@@ -303,6 +310,9 @@ def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any)
             break
     if listed is None:
         raise _Unlisted(f"its signed manifest does not list {name}")
+    if "withdrawn" in listed:  # a withdrawn name's entry signs when, not its digest: its octets are given no more
+        raise _Withdrawn(f"its signed manifest lists {name} as withdrawn there at {clipped(str(listed['withdrawn']))}:"
+                         " it gives its octets to no one")
     if listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
     located = archive.locate(name)

@@ -1,0 +1,39 @@
+"""What a tester found mirroring a series as docs/how-to/mirrors.md says (2026-12-02), between real ``pdi serve``
+processes on loopback: A the origin, B its mirror (test_server_mirrors' archives and bytes). Each test names what
+was found and what is said now; the digests are ``hashlib``'s of the bytes deposited."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from test_server_mirrors import BYTES, S, mirror, origin, pdi, serving
+
+from pdi.archive import Archive
+from support.stored_blobs import flip_octet
+
+
+def test_a_repair_of_a_name_withdrawn_at_the_origin_says_it_was_withdrawn_there(tmp_path: Path) -> None:
+    """B's blob of a name withdrawn at A since B copied it, damaged, was left ``unrepaired`` with "its signed
+    manifest does not list NAME with sha256 …": A's manifest lists the name, as withdrawn (when, and no digest). The
+    refusal says so; the other names are repaired as before."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        with Archive.open(a) as archive:
+            archive.withdraw(names["page"], "a mistake")
+            withdrawn = next(e["withdrawn"] for e in archive.manifest_page(S, limit=100).entries
+                             if e["name"] == names["page"])
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        flip_octet(b, hashlib.sha256(BYTES["page"]).hexdigest(), 3)
+        flip_octet(b, hashlib.sha256(BYTES["text"]).hexdigest(), 3)
+        code, out = pdi("verify", "--repair", "--archive", str(b))
+    assert code == 3, out
+    assert (f"unrepaired\t{names['page']}\t{a_url}: its signed manifest lists {names['page']} as withdrawn there at"
+            f" {withdrawn}: it gives its octets to no one\n") in out, out
+    assert f"repaired\t{names['text']}\tfrom {a_url}, checked against its signed manifest" in out, out
+    with Archive.open(b) as archive:
+        assert archive.get(names["text"]).data == BYTES["text"]
