@@ -37,3 +37,20 @@ def test_a_repair_of_a_name_withdrawn_at_the_origin_says_it_was_withdrawn_there(
     assert f"repaired\t{names['text']}\tfrom {a_url}, checked against its signed manifest" in out, out
     with Archive.open(b) as archive:
         assert archive.get(names["text"]).data == BYTES["text"]
+
+
+def test_mirror_ls_says_a_peer_is_a_copy_not_a_sync_still_to_run(tmp_path: Path) -> None:
+    """On A, ``pdi mirror ls`` said ``never synced`` of B, recorded with ``--peer`` as the how-to says: a copy is
+    never synced from, so it read as a sync still to run. A peer says it is a copy; an origin not synced yet still
+    says ``never synced``."""
+    a = mirror(tmp_path, "a")
+    keys = tmp_path / "keys.json"
+    keys.write_text(pdi("keys", "show", "--jwks", "--archive", str(mirror(tmp_path, "other")))[1])
+    for argv in (("http://b.example.org", "--peer"), ("http://c.example.org",)):
+        code, out = pdi("mirror", "add", argv[0], "--series", S, *argv[1:], "--key", str(keys), "--no-check",
+                        "--archive", str(a))
+        assert code == 0, out
+    code, out = pdi("mirror", "ls", "--archive", str(a))
+    assert code == 0, out
+    assert out.splitlines() == [f"{S}\torigin\thttp://c.example.org\tnever synced\tno token",
+                                f"{S}\tpeer\thttp://b.example.org\ta copy: not synced from\tno token"], out

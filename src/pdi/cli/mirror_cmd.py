@@ -113,8 +113,9 @@ def mirror_ls(series: str | None, archive: str) -> None:
     with open_archive(archive) as opened:
         for record in opened.mirrors(series):
             token = "no token" if record.token_source is None else f"token from {describe_source(record.token_source)}"
-            click.echo(f"{record.series}\t{record.role}\t{shown_url(record.base_url)}\t{record.synced_at or 'never synced'}"
-                       f"\t{token}")
+            # a peer holds a copy and is never synced from: "never synced" read as a sync still to run
+            synced = record.synced_at or ("never synced" if record.role == "origin" else "a copy: not synced from")
+            click.echo(f"{record.series}\t{record.role}\t{shown_url(record.base_url)}\t{synced}\t{token}")
 
 
 @mirror_group.command("remove")
