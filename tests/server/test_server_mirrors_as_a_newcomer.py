@@ -54,3 +54,22 @@ def test_mirror_ls_says_a_peer_is_a_copy_not_a_sync_still_to_run(tmp_path: Path)
     assert code == 0, out
     assert out.splitlines() == [f"{S}\torigin\thttp://c.example.org\tnever synced\tno token",
                                 f"{S}\tpeer\thttp://b.example.org\ta copy: not synced from\tno token"], out
+
+
+def test_adding_an_origin_again_without_its_token_says_the_token_it_keeps(tmp_path: Path) -> None:
+    """``pdi mirror add`` of an origin recorded with ``--token-file``, typed again without it (as the how-to's first
+    block has it), printed its ``origin`` line with no token, as if the token were dropped: the catalog kept it
+    (``pdi mirror ls`` said so). The line says the token recorded, as ``pdi mirror ls`` does."""
+    b = mirror(tmp_path, "b")
+    keys = tmp_path / "keys.json"
+    keys.write_text(pdi("keys", "show", "--jwks", "--archive", str(mirror(tmp_path, "a")))[1])
+    token = tmp_path / "a-token"
+    token.write_text("pdi_not-checked-with-no-check\n")
+    token.chmod(0o600)
+    base = ["mirror", "add", "http://a.example.org", "--series", S, "--key", str(keys), "--no-check", "--archive", str(b)]
+    line = f"origin\t{S}\thttp://a.example.org\ttoken from the file {token}"
+    for argv in ([*base, "--token-file", str(token)], base):
+        code, out = pdi(*argv)
+        assert code == 0 and out.splitlines()[-1] == line, (argv, out)
+    code, out = pdi("mirror", "ls", "--archive", str(b))
+    assert code == 0 and out == f"{S}\torigin\thttp://a.example.org\tnever synced\ttoken from the file {token}\n", out

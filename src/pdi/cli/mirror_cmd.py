@@ -89,10 +89,12 @@ def mirror_add(base_url: str, series: str, key: str | None, peer: bool, token_fi
                 check_origin(base, canonical, keys, source)
             held = opened.minted_here(canonical)
         record = opened.add_mirror(series, base, role, key_text(keys), source)
+        # as recorded: added again without a token, it keeps the one recorded before (said below)
+        record = next((m for m in opened.mirrors(canonical) if (m.base_url, m.role) == (record.base_url, role)), record)
     for k in keys:
         click.echo(f"key\t{k.thumbprint}\tx={k.x}")
     click.echo(f"{record.role}\t{record.series}\t{shown_url(record.base_url)}"
-               + (f"\ttoken from {describe_source(source)}" if source else ""))
+               + (f"\ttoken from {describe_source(record.token_source)}" if record.token_source else ""))
     if key is None:
         click.echo("compare the key above with the one that archive's operator publishes (pdi keys show)", err=True)
     if held:
