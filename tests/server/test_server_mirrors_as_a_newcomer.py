@@ -73,3 +73,28 @@ def test_adding_an_origin_again_without_its_token_says_the_token_it_keeps(tmp_pa
         assert code == 0 and out.splitlines()[-1] == line, (argv, out)
     code, out = pdi("mirror", "ls", "--archive", str(b))
     assert code == 0 and out == f"{S}\torigin\thttp://a.example.org\tnever synced\ttoken from the file {token}\n", out
+
+
+def test_an_audit_says_a_name_the_origin_embargoed_since_it_was_copied_is_hidden_there_not_missing(
+    tmp_path: Path,
+) -> None:
+    """On B, which reads A without a token, a name A embargoed after B copied it was a disagreement with A holding
+    ``missing``: A has lost nothing (it lists every name it minted to whoever may read it), it shows the name to no
+    one. It is still a disagreement (B shows it to anyone, exit 3), written ``hidden``, and standard error says why
+    and how B keeps A's rules."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        assert pdi("mirror", "sync", "--archive", str(b))[0] == 0
+        with Archive.open(a) as archive:
+            archive.embargo(names["large"], "2031-01-01")
+        code, out = pdi("mirror", "audit", "--archive", str(b))
+    assert code == 3, out
+    large = hashlib.sha256(BYTES["large"]).hexdigest()
+    assert f"disagree\t{names['large']}\there={large}; {a_url}=hidden\n" in out, out
+    assert f"{S}\t3 names compared with 1 peer: 1 disagreement\n" in out, out
+    assert (f"{S}\tread from {a_url} as anyone: 1 name shown here to anyone that it lists to no one (hidden: embargoed"
+            f" or made private there since copied here; pdi mirror add {a_url} --series {S} --token-file FILE, a token"
+            " of that archive, keeps its rules here at the next sync)\n") in out, out
+    assert "missing" not in out, out

@@ -263,6 +263,12 @@ def mirror_audit(series: str | None, archive: str) -> None:
                 click.echo(f"{name}\tread from {shown} as anyone: {plural(count, 'name')} private or under embargo"
                            f" here not listed to this archive, not compared (pdi mirror add {shown} --series"
                            f" {name}{peer} --token-file FILE, a token of that archive, compares them)", err=True)
+            for where, count in report.hidden.items():  # disagreements: told why they are likely to be
+                shown = clipped(shown_url(where), NAME_MOST)
+                click.echo(f"{name}\tread from {shown} as anyone: {plural(count, 'name')} shown here to anyone"
+                           " that it lists to no one (hidden: embargoed or made private there since copied here;"
+                           f" pdi mirror add {shown} --series {name} --token-file FILE, a token of that archive,"
+                           " keeps its rules here at the next sync)", err=True)
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
 

@@ -48,7 +48,8 @@ __all__ = ["AuditReport", "Disagreement", "RepairReport", "audit", "repair"]
 class Disagreement:
     """A name whose digest is not the same everywhere: each archive (``here``: this one) and what it holds
     (a SHA-256, ``missing``, ``withdrawn``, or ``unlisted``: read as anyone, a peer did not list a name private or
-    under embargo here, which it may hold and withhold as this archive does)."""
+    under embargo here, which it may hold and withhold as this archive does; or ``hidden``: read as anyone, the
+    origin did not list a name this archive holds and shows to anyone, which the origin shows to no one)."""
 
     name: str
     holders: dict[str, str]
@@ -60,7 +61,9 @@ class AuditReport:
     be read (``unreachable``, with why), how many names were ``disagreed`` on (each told to the audit's
     ``tell`` as it was found), and, of each peer read without a token, how many names private or under embargo
     here it did not list (``unlisted``, by base URL: not compared with it, it may withhold them as this archive
-    does)."""
+    does); and, of an origin read without a token, how many names shown here to anyone it did not list
+    (``hidden``, by base URL: embargoed or made private there since they were copied, disagreements all the
+    same)."""
 
     series: str
     names: int = 0
@@ -68,6 +71,7 @@ class AuditReport:
     unreachable: list[tuple[str, str]] = field(default_factory=list)
     disagreed: int = 0
     unlisted: dict[str, int] = field(default_factory=dict)
+    hidden: dict[str, int] = field(default_factory=dict)
 
 
 #: Rows written to the audit's scratch database at once.
@@ -169,6 +173,9 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
     whos = ["here"]  # who each row's number stands for; a peer given up keeps its number, and no row
     reached = [0]
     anonymous: set[int] = set()  # the peers read without a token: a name withheld here may be withheld there
+    # the origin, read without a token: a pdi origin lists every name it minted (withdrawn ones too) to whoever may
+    # read it, so one it does not list to anyone is one it shows to no one now, not one it lost
+    origin_as_anyone: set[int] = set()
     strangers = set(archive.announced_peers())
     with contextlib.closing(sqlite3.connect("")) as views, _client() as client, \
             _client(public_only=True) as public:  # "": a private file on disk
@@ -188,6 +195,8 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
             reached.append(who)
             if record.token_source is None:
                 anonymous.add(who)
+                if record.role == "origin":
+                    origin_as_anyone.add(who)
         views.commit()
         name: str | None = None
         holders: dict[int, str] = {}
@@ -195,13 +204,13 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
         for row_name, who, digest, withheld in views.execute(
                 "SELECT name, who, digest, withheld FROM held ORDER BY name, who"):
             if row_name != name:
-                _told(report, name, holders, whos, reached, tell, unasked)
+                _told(report, name, holders, whos, reached, tell, unasked, origin_as_anyone)
                 name, holders, unasked = row_name, {}, set()
                 report.names += 1
             holders[who] = digest
             if withheld:  # here's row, the first of the name
                 unasked = anonymous
-        _told(report, name, holders, whos, reached, tell, unasked)
+        _told(report, name, holders, whos, reached, tell, unasked, origin_as_anyone)
     return report
 
 
@@ -214,15 +223,23 @@ def _peer(record: MirrorRecord, strangers: set[str], client: httpx.Client, publi
 
 
 def _told(report: AuditReport, name: str | None, holders: dict[int, str], whos: list[str], reached: list[int],
-          tell: Callable[[Disagreement], None], unasked: Collection[int] = ()) -> None:
+          tell: Callable[[Disagreement], None], unasked: Collection[int] = (),
+          origin_as_anyone: Collection[int] = ()) -> None:
     """The disagreement on ``name``, if its ``holders`` (by number) differ or some archive reached lacks it; one of
-    ``unasked`` (read as anyone, and ``name`` withheld here) that does not list it is ``unlisted``, no holding."""
+    ``unasked`` (read as anyone, and ``name`` withheld here) that does not list it is ``unlisted``, no holding;
+    the origin read as anyone (``origin_as_anyone``) that does not list a name shown here is ``hidden``."""
     if name is None:
         return
-    view = {whos[who]: holders.get(who, "unlisted" if who in unasked else "missing") for who in reached}
+    shown_here = holders.get(0) not in (None, "withdrawn") and not unasked
+
+    def absent(who: int) -> str:
+        return "unlisted" if who in unasked else "hidden" if who in origin_as_anyone and shown_here else "missing"
+
+    view = {whos[who]: holders.get(who) or absent(who) for who in reached}
     for who in reached:
-        if who in unasked and who not in holders:
-            report.unlisted[whos[who]] = report.unlisted.get(whos[who], 0) + 1
+        if who not in holders and (kind := absent(who)) != "missing":
+            counts = report.unlisted if kind == "unlisted" else report.hidden
+            counts[whos[who]] = counts.get(whos[who], 0) + 1
     if len({held for held in view.values() if held != "unlisted"}) > 1:
         report.disagreed += 1
         tell(Disagreement(name, view))
