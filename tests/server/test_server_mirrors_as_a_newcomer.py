@@ -98,3 +98,26 @@ def test_an_audit_says_a_name_the_origin_embargoed_since_it_was_copied_is_hidden
             f" or made private there since copied here; pdi mirror add {a_url} --series {S} --token-file FILE, a token"
             " of that archive, keeps its rules here at the next sync)\n") in out, out
     assert "missing" not in out, out
+
+
+def test_an_audit_agrees_on_a_name_withdrawn_at_the_origin_before_the_mirror_held_it(tmp_path: Path) -> None:
+    """A mirror whose first sync found a name withdrawn at A records it gone (``410`` here as there) and holds no
+    copy; its audit then said ``disagree NAME here=missing; A=withdrawn`` and exited 3, a healthy mirror told it
+    disagreed. Both say ``withdrawn`` now: no disagreement. A name it lacks that A holds is one still."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    with Archive.open(a) as archive:
+        archive.withdraw(names["page"], "a mistake")
+    with serving(a) as a_url:
+        assert pdi("mirror", "add", a_url, "--series", S, "--archive", str(b))[0] == 0
+        code, out = pdi("mirror", "sync", "--archive", str(b))
+        assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
+        code, out = pdi("mirror", "audit", "--archive", str(b))
+        assert (code, out) == (0, f"{S}\t3 names compared with 1 peer: 0 disagreements\n"), out
+        with Archive.open(a) as archive:
+            late = str(archive.add(S, b"the late minutes\n", format="text"))
+        code, out = pdi("mirror", "audit", "--archive", str(b))
+    assert code == 3, out
+    late_digest = hashlib.sha256(b"the late minutes\n").hexdigest()
+    assert out.splitlines()[0] == f"disagree\t{late}\there=missing; {a_url}={late_digest}", out
+    assert f"{S}\t4 names compared with 1 peer: 1 disagreement" in out, out

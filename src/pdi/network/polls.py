@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pdi import formats
 from pdi._ascii import ascii_lower
 from pdi._wording import clipped, shown_url
 from pdi.archive.access import PUBLIC
 from pdi.archive.fixity import Problem
-from pdi.archive.naming import parse_pdi, timestamp
+from pdi.archive.naming import key_of, parse_pdi, timestamp
 from pdi.archive.results import Generic
 from pdi.errors import IntegrityError, LimitError, NotFoundError, ParseError, PDIError
 from pdi.network.mirrors import _digest_and_size, _kept_as
@@ -204,14 +205,29 @@ def audit(archive: Archive, series: str, tell: Callable[[Disagreement], None]) -
         for row_name, who, digest, withheld in views.execute(
                 "SELECT name, who, digest, withheld FROM held ORDER BY name, who"):
             if row_name != name:
-                _told(report, name, holders, whos, reached, tell, unasked, origin_as_anyone)
+                _told(report, name, _gone_here(archive, name, holders), whos, reached, tell, unasked, origin_as_anyone)
                 name, holders, unasked = row_name, {}, set()
                 report.names += 1
             holders[who] = digest
             if withheld:  # here's row, the first of the name
                 unasked = anonymous
-        _told(report, name, holders, whos, reached, tell, unasked, origin_as_anyone)
+        _told(report, name, _gone_here(archive, name, holders), whos, reached, tell, unasked, origin_as_anyone)
     return report
+
+
+def _gone_here(archive: Archive, name: str | None, holders: dict[int, str]) -> dict[int, str]:
+    """``holders`` with this archive's (number 0) ``withdrawn`` when it holds no copy of ``name`` that another lists
+    withdrawn, and a sync recorded it so: withdrawn at the origin before this archive held it, never copied, and
+    answered gone (``410``) here as there; its manifest lists only what it holds. One look-up such a name, few."""
+    if name is None or 0 in holders or "withdrawn" not in holders.values():
+        return holders
+    try:
+        parsed = parse_pdi(name)
+        token = formats.canonical_token(str(parsed.format))
+    except PDIError:  # a peer's name pdi cannot read as a versioned one: never recorded gone here
+        return holders
+    [gone] = archive.gone_at_origin([(key_of(parsed), int(parsed.version or 0), token)])
+    return holders if gone is None else {0: "withdrawn", **holders}
 
 
 def _peer(record: MirrorRecord, strangers: set[str], client: httpx.Client, public: httpx.Client) -> Peer:
