@@ -236,7 +236,8 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
 def mirror_audit(series: str | None, archive: str) -> None:
     """Compare this archive's digests with every origin's and peer's signed manifest (LOCKSS-style); each
     name they disagree on prints with who holds which digest; exit 3 on any. One read without a token is not
-    compared on names private or under embargo here, which it lists to no one (said on standard error)."""
+    compared on names private or under embargo here, which it lists to no one (said on standard error); an
+    origin read so that does not list a name shown here shows it to no one: `hidden` there, a disagreement."""
     from pdi.network.polls import audit
 
     found = 0
