@@ -102,8 +102,9 @@ def test_an_audit_says_a_name_the_origin_embargoed_since_it_was_copied_is_hidden
 
 def test_an_audit_agrees_on_a_name_withdrawn_at_the_origin_before_the_mirror_held_it(tmp_path: Path) -> None:
     """A mirror whose first sync found a name withdrawn at A records it gone (``410`` here as there) and holds no
-    copy; its audit then said ``disagree NAME here=missing; A=withdrawn`` and exited 3, a healthy mirror told it
-    disagreed. Both say ``withdrawn`` now: no disagreement. A name it lacks that A holds is one still."""
+    copy; its audit then said ``disagree NAME here=missing; A=withdrawn`` and exited 3, and ``pdi verify
+    --signatures`` of A's manifest ``manifest-missing``: a healthy mirror told it disagreed. Both agree now. A name
+    it lacks that A holds is a disagreement still."""
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with Archive.open(a) as archive:
@@ -114,6 +115,10 @@ def test_an_audit_agrees_on_a_name_withdrawn_at_the_origin_before_the_mirror_hel
         assert code == 0 and "1 withdrawn (1 withdrawn here now)" in out, out
         code, out = pdi("mirror", "audit", "--archive", str(b))
         assert (code, out) == (0, f"{S}\t3 names compared with 1 peer: 0 disagreements\n"), out
+        # and pdi verify --signatures of A's manifest, which said manifest-missing of it
+        code, out = pdi("verify", "--signatures", "--key", f"{a_url}/api/keys", f"{a_url}/api/manifest?series={S}",
+                        "--archive", str(b))
+        assert (code, out) == (0, "checked 1 manifest listing 3 names: 0 problems\n"), out
         with Archive.open(a) as archive:
             late = str(archive.add(S, b"the late minutes\n", format="text"))
         code, out = pdi("mirror", "audit", "--archive", str(b))

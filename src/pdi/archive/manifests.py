@@ -193,6 +193,9 @@ class Manifests(ArchiveBase):
         record = next((r for r in self.store.representations(key)
                        if r.version == parsed.version and r.format == token), None)
         if record is None:
+            if "withdrawn" in entry and any(g.version == parsed.version and g.format == token
+                                            for g in self.store.mirror_withdrawals(key)):
+                return None  # withdrawn at this mirror's origin before a sync copied it: gone here too (410)
             return Problem("manifest-missing", str(listed or ""), (name,), "the manifest lists it; the catalog has no such name")
         tombstone = self.store.withdrawal(key, record.version)
         if "withdrawn" in entry or tombstone is not None:
