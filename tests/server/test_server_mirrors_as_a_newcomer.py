@@ -16,7 +16,8 @@ from support.stored_blobs import flip_octet
 def test_a_repair_of_a_name_withdrawn_at_the_origin_says_it_was_withdrawn_there(tmp_path: Path) -> None:
     """B's blob of a name withdrawn at A since B copied it, damaged, was left ``unrepaired`` with "its signed
     manifest does not list NAME with sha256 …": A's manifest lists the name, as withdrawn (when, and no digest). The
-    refusal says so; the other names are repaired as before."""
+    refusal says so, and, the name withdrawn here too, how to let its damaged octets go; the other names are repaired
+    as before."""
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url:
@@ -33,10 +34,15 @@ def test_a_repair_of_a_name_withdrawn_at_the_origin_says_it_was_withdrawn_there(
         code, out = pdi("verify", "--repair", "--archive", str(b))
     assert code == 3, out
     assert (f"unrepaired\t{names['page']}\t{a_url}: its signed manifest lists {names['page']} as withdrawn there at"
-            f" {withdrawn}: it gives its octets to no one\n") in out, out
+            f" {withdrawn}: it gives its octets to no one (withdrawn here too: pdi withdraw {names['page']} --purge"
+            " --reason WHY lets its damaged octets go)\n") in out, out
     assert f"repaired\t{names['text']}\tfrom {a_url}, checked against its signed manifest" in out, out
     with Archive.open(b) as archive:
         assert archive.get(names["text"]).data == BYTES["text"]
+    # as it says: purged, nothing is left to mend
+    assert pdi("withdraw", names["page"], "--purge", "--reason", "damaged", "--archive", str(b))[0] == 0
+    code, out = pdi("verify", "--archive", str(b))
+    assert code == 0 and out.endswith(": 0 problems\n"), out
 
 
 def test_mirror_ls_says_a_peer_is_a_copy_not_a_sync_still_to_run(tmp_path: Path) -> None:

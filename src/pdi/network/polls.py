@@ -344,8 +344,11 @@ def _repair_from(archive: Archive, peer: Peer, name: str, sha256: str, day: Any)
     if listed is None:
         raise _Unlisted(f"its signed manifest does not list {name}")
     if "withdrawn" in listed:  # a withdrawn name's entry signs when, not its digest: its octets are given no more
+        # withdrawn here too (a sync followed it), the damaged octets serve no reader: purging them is the way out
+        purge = (f" (withdrawn here too: pdi withdraw {name} --purge --reason WHY lets its damaged octets go)"
+                 if archive.withdrawn_here(name) == "withdrawn" else "")
         raise _Withdrawn(f"its signed manifest lists {name} as withdrawn there at {clipped(str(listed['withdrawn']))}:"
-                         " it gives its octets to no one")
+                         f" it gives its octets to no one{purge}")
     if listed.get("sha256") != sha256 or not isinstance(listed.get("size"), int):
         return None
     located = archive.locate(name)
