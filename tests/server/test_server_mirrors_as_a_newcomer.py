@@ -7,7 +7,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from test_server_mirrors import BYTES, S, mirror, origin, pdi, serving
+import httpx
+from server_helpers import in_thread
+from test_server_mirror_access import statuses
+from test_server_mirror_rules_replay import Replaying
+from test_server_mirrors import BYTES, S, a_key, mirror, origin, pdi, serving
 
 from pdi.archive import Archive
 from support.stored_blobs import flip_octet
@@ -87,7 +91,7 @@ def test_an_audit_says_a_name_the_origin_embargoed_since_it_was_copied_is_hidden
     """On B, which reads A without a token, a name A embargoed after B copied it was a disagreement with A holding
     ``missing``: A has lost nothing (it lists every name it minted to whoever may read it), it shows the name to no
     one. It is still a disagreement (B shows it to anyone, exit 3), written ``hidden``, and standard error says why
-    and how B keeps A's rules."""
+    and that B's next sync withholds it (the test below)."""
     a, names = origin(tmp_path)
     b = mirror(tmp_path, "b")
     with serving(a) as a_url:
@@ -101,8 +105,7 @@ def test_an_audit_says_a_name_the_origin_embargoed_since_it_was_copied_is_hidden
     assert f"disagree\t{names['large']}\there={large}; {a_url}=hidden\n" in out, out
     assert f"{S}\t3 names compared with 1 peer: 1 disagreement\n" in out, out
     assert (f"{S}\tread from {a_url} as anyone: 1 name shown here to anyone that it lists to no one (hidden: embargoed"
-            f" or made private there since copied here; pdi mirror add {a_url} --series {S} --token-file FILE, a token"
-            " of that archive, keeps its rules here at the next sync)\n") in out, out
+            " or made private there since copied here; the next pdi mirror sync withholds them here)\n") in out, out
     assert "missing" not in out, out
 
 
@@ -132,3 +135,68 @@ def test_an_audit_agrees_on_a_name_withdrawn_at_the_origin_before_the_mirror_hel
     late_digest = hashlib.sha256(b"the late minutes\n").hexdigest()
     assert out.splitlines()[0] == f"disagree\t{late}\there=missing; {a_url}={late_digest}", out
     assert f"{S}\t4 names compared with 1 peer: 1 disagreement" in out, out
+
+
+def test_a_name_the_origin_embargoes_after_it_was_copied_is_withheld_by_a_mirror_without_a_token_until_listed_again(
+    tmp_path: Path,
+) -> None:
+    """B, reading A as anyone, served on to anyone a name A embargoed after B copied it: A no longer lists it, and the
+    sync said nothing. The sync that reads a count of rules changes higher than B followed compares what B holds with
+    what A lists, and withholds the name here as an embargo on A's word (B answers it as A does); the sync after A
+    lifts it shows it again, with its very bytes. A page A signed before the embargo, replayed, is refused and lifts
+    nothing. B is served through a proxy that keeps and replays A's pages (test_server_mirror_rules_replay's)."""
+    a, names = origin(tmp_path)
+    b = mirror(tmp_path, "b")
+    digests = {which: hashlib.sha256(data).hexdigest() for which, data in BYTES.items()}
+    with serving(a) as a_url:
+        proxy = Replaying(a_url)
+        with in_thread(proxy.app, host="127.0.0.1", port=0, log_level="warning") as server:
+            p_url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+            assert pdi("mirror", "add", p_url, "--series", S, "--key", a_key(a), "--archive", str(b))[0] == 0
+            proxy.keeping = True  # A's pages before the embargo: replayed below
+            code, out = pdi("mirror", "sync", "--archive", str(b))
+            assert code == 0 and "3 new" in out and "withheld from readers" not in out, out
+            proxy.keeping = False
+            with Archive.open(a) as archive:
+                archive.embargo(names["large"], "2031-01-01")
+            at_a = statuses(a_url, names)
+            assert at_a["large"][0] == 403, at_a  # an embargoed name: it exists, its content is not anyone's
+
+            code, out = pdi("mirror", "sync", "--archive", str(b))
+            assert code == 0, out
+            assert (f"{S}\tread from {p_url} as anyone: 1 name held here that it no longer lists withheld from readers"
+                    " without access (until it lists them again), 0 listed again shown again\n") in out, out
+            with serving(b) as b_url:
+                at_b = statuses(b_url, names)
+            assert at_b["large"][0] == at_a["large"][0], at_b
+            assert "embargoed" in at_b["large"][1], at_b
+            for which in ("text", "page"):
+                assert at_b[which] == (200, BYTES[which].decode()), at_b
+            with Archive.open(b) as archive:
+                lines = [e for e in archive.audit() if e.action == "embargo" and e.subject == names["large"]]
+                assert archive.get(names["text"]).data == BYTES["text"]
+            assert len(lines) == 1 and lines[0].address == p_url, lines
+            code, out = pdi("mirror", "audit", "--archive", str(b))  # withheld here: not compared with A as anyone
+            assert code == 0, out
+            assert f"{S}\t3 names compared with 1 peer: 0 disagreements\n" in out, out
+            assert (f"{S}\tread from {p_url} as anyone: 1 name private or under embargo here not listed to this"
+                    " archive, not compared") in out, out
+            assert "hidden" not in out, out
+
+            proxy.replaying = True  # A's page from before the embargo, its signature A's own: refused
+            code, out = pdi("mirror", "sync", "--archive", str(b))
+            assert code == 3 and "an older page, replayed" in out and "shown again" not in out, out
+            proxy.replaying = False
+            with serving(b) as b_url:
+                assert statuses(b_url, {"large": names["large"]})["large"][0] == 403
+
+            with Archive.open(a) as archive:
+                archive.embargo(names["large"], None)
+            code, out = pdi("mirror", "sync", "--archive", str(b))
+            assert code == 0, out
+            assert (f"{S}\tread from {p_url} as anyone: 0 names held here that it no longer lists withheld from readers"
+                    " without access (until it lists them again), 1 listed again shown again\n") in out, out
+            with serving(b) as b_url:
+                again = httpx.get(f"{b_url}/uri-res/N2R?{names['large']}")
+            assert again.status_code == 200 and hashlib.sha256(again.content).hexdigest() == digests["large"]
+            assert again.content == BYTES["large"]

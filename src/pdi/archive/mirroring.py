@@ -11,7 +11,7 @@ already held kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from pdi import formats
@@ -21,11 +21,19 @@ from pdi.archive.base import ArchiveBase
 from pdi.archive.blobs import Octets
 from pdi.archive.blobs.seam import BlobSource, Spooled
 from pdi.archive.catalog.mirrors import MIRROR_ROLES, MirrorRecord, MirrorWithdrawal, ParseRefusal
-from pdi.archive.naming import canonical_series, generic_text, key_of, parse_pdi, timestamp
+from pdi.archive.naming import (
+    canonical_series,
+    generic_text,
+    key_of,
+    parse_pdi,
+    record_name,
+    timestamp,
+)
 from pdi.archive.store import (
     AuditRecord,
     DocumentKey,
     FixityCheck,
+    ListQuery,
     RepresentationRecord,
     SeriesRecord,
     WithdrawalRecord,
@@ -36,7 +44,14 @@ if TYPE_CHECKING:
     from pdi.archive.tokens import Writer
     from pdi.identifier import PDI
 
-__all__ = ["MirrorRecord", "Mirroring", "ParseRefusal", "base_url", "recorded_url"]
+__all__ = ["WITHHELD_UNTIL", "MirrorRecord", "Mirroring", "ParseRefusal", "base_url", "recorded_url"]
+
+#: The end of the embargo a mirror reading its origin as anyone sets on a version held here that the origin no
+#: longer lists (:meth:`Mirroring.withhold_unlisted`): "until the origin lists it again", which no date says. The
+#: catalog's embargo is an end, and no end at all is none: the last moment a catalog timestamp writes, so that
+#: it is an embargo as any other to every reader (N2R, N2Ls, listings, OAI-PMH, search, manifests), and one the
+#: mirror tells from an origin's own by its end (the next sync that finds the name listed lifts it).
+WITHHELD_UNTIL = "9999-12-31T23:59:59.999999Z"
 
 
 def base_url(text: str) -> str:
@@ -298,6 +313,38 @@ class Mirroring(ArchiveBase):
         _of_series(origin, name)
         self.store.set_embargo(key_of(parse_pdi(name)), version, until, self.who, timestamp(self.now()),
                                subject=name, address=shown_url(origin.base_url))
+
+    def origin_rules_followed(self, origin: MirrorRecord) -> int | None:
+        """How many changes of its rules ``origin``'s signed manifest said at most so far (``None``: none yet):
+        what :meth:`follow_origin_rules_count` refuses a page below."""
+        return self.store.origin_rules_seen(origin.series, origin.base_url)
+
+    def withhold_unlisted(self, origin: MirrorRecord, listed: Collection[tuple[DocumentKey, int]]) -> list[str]:
+        """Withhold here from readers without access each version of ``origin``'s series held (not withdrawn here)
+        that the origin's whole manifest, read as anyone, no longer lists (``listed``: every version it lists,
+        withdrawn ones too): hidden there since it was copied (embargoed, say), so shown here to no one who may
+        not read it there either. Each is embargoed until :data:`WITHHELD_UNTIL` (unless it is already), on the
+        origin's word: audited, from its address. Returns a name of each version withheld now."""
+        series = origin.series
+        unlisted: dict[tuple[DocumentKey, int], str] = {}
+        for record in self.store.iter_representations(ListQuery(series=series)):
+            if record.series != series:
+                continue  # a subseries is mirrored (or not) on its own
+            key = DocumentKey(record.series, record.day, record.unique_id)
+            if (key, record.version) not in listed:
+                unlisted.setdefault((key, record.version), str(record_name(record)))
+        if not unlisted:
+            return []
+        keys = list(dict.fromkeys(key for key, _ in unlisted))
+        gone = {(t.key, t.version) for t in self.store.withdrawals_of(keys)}
+        here = self.store.embargoes_of(keys)
+        withheld: list[str] = []
+        for (key, version), name in unlisted.items():
+            if (key, version) in gone or (key, None) in gone or here.get((key, version)) == WITHHELD_UNTIL:
+                continue
+            self.follow_origin_embargo(origin, name, version, WITHHELD_UNTIL)
+            withheld.append(name)
+        return withheld
 
     def blob_room(self) -> int | None:
         """The octets a blob may still take on the disk that holds this archive's blob files, keeping

@@ -169,8 +169,10 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
     Safe to kill and run again: names are kept a batch (one transaction)
     at a time, and names held already are not fetched again. Without a
     token (pdi mirror add --token-file), what an origin keeps private or
-    under embargo is not listed to this archive, nor copied; with one, it is,
-    and kept under the same access rules (the series' access, each embargo).
+    under embargo is not listed to this archive, nor copied, and a name held
+    that it hides since (no longer listed) is withheld here from readers
+    without access until it lists it again; with one, it is listed, and kept
+    under the same access rules (the series' access, each embargo).
     An SGML document's parse is kept only if it is byte for byte the one
     its origin signs (else "unparsed": its #elt= is refused here until a
     later sync finds it so, once the origin's DTD is added: pdi sgml add;
@@ -222,6 +224,11 @@ def mirror_sync(series: str | None, announce_as: str | None, token_file: str | N
             if report.put_off:
                 click.echo(f"{record.series}\t{plural(report.put_off, 'SGML parse')} refused lately not tried again"
                            " yet (pdi mirror sync --retry-parses tries now)")
+            if report.hidden or report.shown_again:
+                click.echo(f"{record.series}\tread from {shown_url(record.base_url)} as anyone:"
+                           f" {plural(report.hidden, 'name')} held here that it no longer lists withheld from readers"
+                           f" without access (until it lists them again), {report.shown_again} listed again shown"
+                           " again")
             if record.token_source is None:
                 click.echo(f"{record.series}\tread from {shown_url(record.base_url)} as anyone: names private or under embargo"
                            " there are not listed to this archive (pdi mirror add BASE_URL --series S --token-file"
@@ -268,8 +275,7 @@ def mirror_audit(series: str | None, archive: str) -> None:
                 shown = clipped(shown_url(where), NAME_MOST)
                 click.echo(f"{name}\tread from {shown} as anyone: {plural(count, 'name')} shown here to anyone"
                            " that it lists to no one (hidden: embargoed or made private there since copied here;"
-                           f" pdi mirror add {shown} --series {name} --token-file FILE, a token of that archive,"
-                           " keeps its rules here at the next sync)", err=True)
+                           " the next pdi mirror sync withholds them here)", err=True)
     if found:
         raise IntegrityError(f"the audit found {plural(found, 'disagreement or unreachable peer', 'disagreements or unreachable peers')}")
 

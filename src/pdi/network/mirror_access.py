@@ -40,6 +40,21 @@ What no signature can tell is a page withheld: one who can answer for the
 origin can keep serving its last pages, as one who can cut the two archives
 apart can keep the mirror from syncing at all, and the mirror then keeps
 the rules it last followed (never looser ones).
+
+**A name hidden since it was copied.** Read as anyone, an origin lists
+no name it withholds from anyone (embargoed, say): one it embargoes after
+the mirror copied it simply goes from its manifest. So when a sync as anyone
+reads a count of rules changes higher than the one this mirror followed
+before (the only time a name may have been hidden), and walks the manifest
+to its end, it compares the versions held here of the series with those
+listed (withdrawn ones too), and withholds here each held one no longer
+listed, as an embargo on the origin's word (audited from its address) until
+:data:`~pdi.archive.mirroring.WITHHELD_UNTIL`, which says "until the origin
+lists it again": the sync that finds it listed follows the origin's rule for
+it and shows it again (:func:`follow_rules`). A page replayed from before
+does not, as it does not lift any embargo: it is refused. A sync stopped
+before the manifest's end compares nothing; nor does one whose count rose
+only after its first page: the next one whose count rises again does.
 """
 
 from __future__ import annotations
@@ -54,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 from pdi._wording import clipped, shown_url
 from pdi.archive.access import ACCESS, parse_until
 from pdi.archive.fixity import Problem
+from pdi.archive.mirroring import WITHHELD_UNTIL
 from pdi.archive.naming import key_of, parse_pdi
 from pdi.archive.store import DocumentKey
 from pdi.errors import (
@@ -168,12 +184,15 @@ def entry_embargo(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted: Sequence[Mapping[str, Any]],
                  problem: Callable[[Problem], None], parsed_names: Mapping[str, PDI] | None = None,
-                 ) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
+                 shown: list[str] | None = None) -> tuple[list[Mapping[str, Any]], Embargoes, int]:
     """Apply the access rules a verified ``page`` of ``record``'s origin says: the series' access, the embargoes
     of the names held (set, changed or lifted). Returns the ``wanted`` entries whose rules could be read (the
     others are problems, each told to ``problem``: not fetched), the embargoes to bring in with them, and how many
     rules changed here. A name found in ``parsed_names`` (the sync parsed it already) is not parsed again. The
-    caller refused first a page older than one followed (:meth:`pdi.archive.Archive.follow_origin_rules_count`)."""
+    caller refused first a page older than one followed (:meth:`pdi.archive.Archive.follow_origin_rules_count`).
+    A name held that a sync withheld because the origin no longer listed it (its version embargoed until
+    :data:`~pdi.archive.mirroring.WITHHELD_UNTIL`), listed again, is shown again: its embargo is the origin's
+    now (none, or one over), and the name is added to ``shown``."""
     if page.access is None:  # an origin that does not say (an earlier pdi): the rules stay as they are
         if record.token_source is not None:
             raise UnsupportedError(
@@ -227,6 +246,8 @@ def follow_rules(archive: Archive, record: MirrorRecord, page: Manifest, wanted:
             if (key, number) not in versions and here.get((key, number)) != version:
                 archive.follow_origin_embargo(record, name, number, version)
                 changed += 1
+                if shown is not None and here.get((key, number)) == WITHHELD_UNTIL:
+                    shown.append(name)
             versions.add((key, number))  # another format of the same version: once
         except NotFoundError:
             continue  # not held here (a name the sync refused): nothing to follow

@@ -57,7 +57,10 @@ no parse, or an earlier pdi) gets none kept here.
 a token of the origin (``pdi mirror add … --token-file``), and kept under
 the origin's access rules, which its signed manifest says
 (:mod:`pdi.network.mirror_access`); without a token, a mirror holds what
-anyone may read there.
+anyone may read there, and withholds here from readers without access a name
+held that the origin no longer lists to anyone (hidden there since it was
+copied), until it lists it again (:mod:`pdi.network.mirror_access` says when
+a sync compares them).
 
 A manifest page that does not verify (changed, or signed by another key),
 that is of another series, or that does not start where it was asked to,
@@ -171,6 +174,15 @@ class SyncReport:
     retry_parses: bool = False
     #: Of those, the ones not tried again by this sync (:func:`_keep_parse`): told among the ``unparsed``.
     put_off: int = 0
+    #: Read as anyone, with a count of rules changes higher than the one followed before: the versions the origin
+    #: lists (withdrawn ones too), each (document, version), gathered from the first page on, to withhold here
+    #: those held that it no longer lists once the walk reaches its end (:mod:`pdi.network.mirror_access`).
+    listed_versions: set[tuple[DocumentKey, int]] | None = field(default=None, repr=False)
+    #: Whether the versions held were compared with those listed (the walk reached the end of a manifest whose
+    #: count rose), and how many names were withheld here then, or shown again (listed again after one was).
+    compared: bool = False
+    hidden: int = 0
+    shown_again: int = 0
     #: What an SGML parse here is made with (:meth:`pdi.archive.Archive.parse_state`), read at the first SGML name
     #: of the sync that needs it: once a sync, not once a name (it lists the SGML folder).
     parse_state: str | None = None
@@ -249,6 +261,8 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
     batch: list[tuple[RepresentationRecord, Spooled]] = []
     running: deque[Future[list[Fetched]]] = deque()
     octets = 0
+    # read as anyone, a name the origin hides since it was copied is no longer listed: compared when the count rose
+    rules_before = archive.origin_rules_followed(record) if record.token_source is None else None
 
     def take(fetched: list[Fetched]) -> None:
         nonlocal octets
@@ -276,7 +290,8 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                 try:
                     too_long = (f"the sync of {record.series} from {shown_url(record.base_url)} took more than {max_seconds or 0:g}"
                                 " s (--max-seconds): what it fetched is kept, and the next sync goes on from there")
-                    for group in _groups(archive, record, origin, within(pages, deadline, too_long), report):
+                    for group in _groups(archive, record, origin, within(pages, deadline, too_long), report,
+                                         rules_before):
                         running.append(pool.submit(_fetch_group, written, origin, record, group, bulk))
                         while len(running) > AHEAD:
                             take(running.popleft().result())
@@ -285,6 +300,10 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
                 while running:
                     take(running.popleft().result())
                 _keep(archive, record, origin, batch, report, written)
+                if stopped is None and report.listed_versions is not None:
+                    report.hidden = len(archive.withhold_unlisted(record, report.listed_versions))
+                    report.compared = True
+                report.listed_versions = None
             finally:
                 for future in running:  # a failure while keeping: what the requests in flight wrote is removed
                     for one in future.result():
@@ -300,6 +319,8 @@ def sync(archive: Archive, record: MirrorRecord, progress: Callable[[SyncReport]
         archive.withheld_from_mirror(record, len(report.withheld), report.withheld_names)
     if not report.problems:
         withheld = f", {len(report.withheld)} withheld (withdrawn here)" if report.withheld else ""
+        if report.hidden or report.shown_again:
+            withheld += f", {report.hidden} no longer listed withheld here, {report.shown_again} shown again"
         archive.mark_synced(record, f"{report.copied} new of {report.listed} listed, {report.octets} octets{withheld}")
     return report
 
@@ -338,9 +359,11 @@ Fetched = tuple[RepresentationRecord, Spooled] | Problem
 
 
 def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterable[Manifest], report: SyncReport,
-            ) -> Iterator[list[Wanted]]:
+            rules_before: int | None = None) -> Iterator[list[Wanted]]:
     """The entries to fetch with their names parsed, page after page, in groups of :data:`GROUP_NAMES` names or
-    :data:`GROUP_OCTETS`."""
+    :data:`GROUP_OCTETS`. Read as anyone, and the first page's count of rules changes higher than
+    ``rules_before`` (the one followed before the sync), the versions listed are gathered in ``report.listed_versions``."""
+    first = True
     for page in pages:
         group: list[Wanted] = []
         octets = 0
@@ -348,10 +371,18 @@ def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterabl
         # an older page replayed is refused before anything of it is followed or fetched (its withdrawals, the
         # parses of names held, which _wanted follows and asks for): it would lift the rules set since
         archive.follow_origin_rules_count(record, page.rules)
+        if first and record.token_source is None and page.rules is not None and (
+                rules_before is None or page.rules > rules_before):
+            report.listed_versions = set()
+        first = False
+        shown: list[str] = []
         wanted, embargoes, changed = follow_rules(archive, record, page,
                                                   _wanted(archive, record, origin, page, report, parsed), report.problems.append,
-                                                  parsed)
+                                                  parsed, shown)
         report.access_changes += changed
+        report.shown_again += len(shown)
+        if report.listed_versions is not None:
+            _gather_listed(page, parsed, report.listed_versions)
         for name, version, until in embargoes:
             report.embargoes.setdefault(_kept_as(name, parsed.get(name)), []).append((name, version, until))
         asked = 0  # octets of this page's names asked for so far: not on the disk yet
@@ -372,6 +403,23 @@ def _groups(archive: Archive, record: MirrorRecord, origin: Peer, pages: Iterabl
                 group, octets = [], 0
         if group:
             yield group
+
+
+def _gather_listed(page: Manifest, parsed: Mapping[str, PDI], listed: set[tuple[DocumentKey, int]]) -> None:
+    """Add to ``listed`` each version ``page`` lists, withdrawn or not (its name parsed already, or parsed now):
+    one whose name is no name, or has no version, names nothing held here."""
+    for entry in page.names:
+        name = entry.get("name")
+        if not isinstance(name, str):
+            continue
+        one = parsed.get(name)
+        if one is None:
+            try:
+                one = parse_pdi(name)
+            except PDIError:
+                continue
+        if one.version is not None:
+            listed.add((key_of(one), one.version))
 
 
 def _fetch_group(write: Callable[[Octets], Spooled], origin: Peer, record: MirrorRecord, group: list[Wanted],

@@ -205,6 +205,12 @@ class MirrorsPart(CatalogBase):
                             (rules, series, base_url))
             return None
 
+    def origin_rules_seen(self, series: str, base_url: str) -> int | None:
+        """The most changes of its rules ``base_url``'s signed manifest of ``series`` has said (``None``: none yet)."""
+        with self._read():
+            rows = self._query("SELECT rules_seen FROM mirrors WHERE series = ? AND base_url = ?", (series, base_url))
+        return None if not rows or rows[0][0] is None else int(rows[0][0])
+
     def append_audit(self, audit: AuditRecord) -> None:
         """Append one line to the audit log, in a transaction of its own (what a sync withheld)."""
         with self._write():
