@@ -45,7 +45,7 @@ from pdi.errors import (
     WithdrawnError,
 )
 from pdi.server.write.annotations import NotAcceptable
-from pdi.signing import NotAKey
+from pdi.signing import NotAKey, UnknownSigner
 
 
 def test_a_commit_unknown_error_of_an_item_says_its_advice_once() -> None:
@@ -104,6 +104,7 @@ MAKERS: dict[type[PDIError], Callable[[str], PDIError]] = {
     DeletedError: DeletedError,
     NotAcceptable: NotAcceptable,
     NotAKey: NotAKey,
+    UnknownSigner: UnknownSigner,  # its words are its own, made of the key id it names
     _TemporaryGone: lambda m: _TemporaryGone(Path(m)),  # its own words about the path
 }
 
@@ -147,8 +148,8 @@ def test_an_error_said_of_a_place_keeps_its_details_and_notes(kind: type[PDIErro
             assert getattr(said, name, None) == getattr(error, name, None), name
     said = error.within(where)
     # its words are those it would have been made with had the place been said first (_TemporaryGone's and
-    # UnknownSeriesError's and SeriesNotRegisteredError's: their own, made of a path or a series)
-    own = (_TemporaryGone, UnknownSeriesError, SeriesNotRegisteredError)
+    # UnknownSeriesError's, SeriesNotRegisteredError's and UnknownSigner's: their own, made of a path, a series or a key)
+    own = (_TemporaryGone, UnknownSeriesError, SeriesNotRegisteredError, UnknownSigner)
     made = where + error.message if kind in own else MAKERS[kind](where + message).message
     assert said.message == str(said) == made
     said.details["more"] = 1
