@@ -6,7 +6,6 @@ Thin: parse arguments, call :mod:`pdi.capture` / :mod:`pdi.mhtml`, print.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,17 +198,13 @@ def _capture(
 
 
 
-#: A ``%HH`` triple (RFC 3986 §2.1): a ``%`` that begins none is written ``%25``.
-_TRIPLE = re.compile(r"%[0-9A-Fa-f]{2}")
-
-
 def _refuse_an_unescaped_url(url: str) -> None:
     """A :class:`~pdi.errors.ParseError` (exit 1) naming the first character of ``url`` a URI writes escaped, and
     offering the URL so written, before anything is fetched: the name a capture mints encapsulates its URL as typed,
     so ``…/a b.html`` and ``…/a%20b.html``, one page to a browser, would be two documents."""
     from pdi._wording import NAME_MOST, clipped
     from pdi.errors import ParseError
-    from pdi.uri import NEVER_IN_A_URI, iri_changes, url_meant
+    from pdi.uri import iri_changes, unescaped_at, url_meant
 
     try:
         meant = url_meant(url)
@@ -218,8 +213,8 @@ def _refuse_an_unescaped_url(url: str) -> None:
                          rule=exc.rule) from None
     if meant == url:
         return
-    at, ch = next((i, c) for i, c in enumerate(url)
-                  if not c.isascii() or c in NEVER_IN_A_URI or (c == "%" and not _TRIPLE.match(url, i)))
+    at = unescaped_at(url) or 0
+    ch = url[at]
     if ch == "%":
         how = "a URI writes a '%' that begins no %HH escape as %25 (RFC 3986 §2.1)"
     elif ch.isascii():

@@ -10,7 +10,8 @@
 - :func:`percent_encode`, :func:`percent_decode`, :func:`percent_decode_bytes`
   (§2.1, UTF-8) and :func:`iri_to_uri` (RFC 3987 §3.1: a web URL's host beyond
   ASCII in IDNA's ``xn--`` form), with :func:`iri_changes` to say where;
-  :func:`url_meant` is a URL as typed (a space, a lone ``%``) as a URI writes it.
+  :func:`url_meant` is a URL as typed (a space, a lone ``%``) as a URI writes it,
+  :func:`unescaped_at` where it first differs.
 
 Pure: no I/O. Every error is a :mod:`pdi.errors` error.
 """
@@ -27,6 +28,7 @@ from pdi.uri._percent import (
     percent_decode,
     percent_decode_bytes,
     percent_encode,
+    unescaped_at,
     url_meant,
 )
 from pdi.uri._resolve import remove_dot_segments, resolve
@@ -47,5 +49,6 @@ __all__ = [
     "remove_dot_segments",
     "resolve",
     "split",
+    "unescaped_at",
     "url_meant",
 ]

@@ -261,3 +261,12 @@ def url_meant(url: str) -> str:
     mended = _BAD_PERCENT.sub("%25", url)  # a "%" that begins no triple: itself written %25
     mended = "".join(f"%{ord(c):02X}" if c in NEVER_IN_A_URI else c for c in mended)
     return iri_to_uri(mended)
+
+
+def unescaped_at(url: str) -> int | None:
+    """Where the first character of ``url`` is that :func:`url_meant` writes escaped (one beyond ASCII, one of
+    :data:`NEVER_IN_A_URI`, or a ``%`` that begins no triple ``%HH``); ``None`` when there is none."""
+    for at, char in enumerate(url):
+        if not char.isascii() or char in NEVER_IN_A_URI or (char == "%" and _BAD_PERCENT.match(url, at)):
+            return at
+    return None

@@ -22,8 +22,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote
 
+from pdi.server.pages.catalogue import view_path
 from pdi.server.pages.layout import esc
 
 #: The most lines of a body's text one page shows: 2,000 short lines open in Chromium in well under a second.
@@ -34,7 +34,6 @@ PAGE_CHARACTERS: Final = 256 << 10
 #: The most messages whose pages' starts a process keeps (each a few kilobytes: a body of 16 Mi characters has at
 #: most 8,000 pages).
 MAX_TABLES: Final = 64
-
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,7 @@ def body_page(table: PageTable, text: str, number: int) -> BodyPage:
 
 def page_href(name: str, number: int) -> str:
     """The address of page ``number`` of the page of ``name`` (escaped for an attribute)."""
-    return esc(f"/view?pdi={quote(name, safe='')}&page={number}")
+    return esc(f"{view_path(name)}&page={number}")
 
 
 def paging(shown: BodyPage, name: str, asked: int | None, *, where: str) -> str:

@@ -69,6 +69,7 @@ from pdi.errors import LimitError, ParseError
 from pdi.fragments import past_end_message
 from pdi.identifier import PDI
 from pdi.server.http.site import at
+from pdi.server.pages.catalogue import view_path
 from pdi.server.pages.cite import (
     MAX_RFC5147,
     RFC5147Facts,
@@ -567,7 +568,7 @@ def _message_page(
         start, end = max(start, shown.start) - shown.start, min(end, shown.end) - shown.start
     elif start is not None and chosen is not None and not chosen.past_end:  # on another page: a link to it
         to_passage = (f'<p class="to-passage">The passage named is on page {page_holding(table, start):,}:'
-                      f' <a href="/view?pdi={quote(name, safe="")}#passage">go to it</a></p>')
+                      f' <a href="{view_path(name)}#passage">go to it</a></p>')
         start = end = None
     hint = (
         "Select a passage of the body to get its name: the PDI, <code>#char=a,b</code>, the characters after the"
